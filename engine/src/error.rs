@@ -1,0 +1,175 @@
+//! Errors, one type per layer, each carrying where the problem is.
+//!
+//! - [`LoadError`]: a variant, deck or script that cannot be loaded; a list of
+//!   [`Diagnostic`]s so that a designer sees every problem at once.
+//! - [`ScriptError`]: a script that failed while the game ran.
+//! - [`GameError`]: a request the game cannot honour (an illegal action, a
+//!   chance outcome where a decision is due, ...) or a rule-set failure.
+//! - [`RecordError`]: a game record line that cannot be replayed.
+
+use std::fmt;
+use std::path::PathBuf;
+use thiserror::Error;
+
+/// One problem at one place in one file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub file: PathBuf,
+    /// 1-based; 0 when the problem concerns the file as a whole.
+    pub line: usize,
+    /// 1-based; 0 when unknown.
+    pub column: usize,
+    pub message: String,
+    /// The offending source line, when known.
+    pub source_line: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn new(file: impl Into<PathBuf>, message: impl Into<String>) -> Self {
+        Diagnostic {
+            file: file.into(),
+            line: 0,
+            column: 0,
+            message: message.into(),
+            source_line: None,
+        }
+    }
+
+    /// Places the diagnostic at a byte offset of `source`, quoting its line.
+    pub fn at_offset(mut self, source: &str, offset: usize) -> Self {
+        let offset = offset.min(source.len());
+        let before = &source[..offset];
+        self.line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        self.column = source[line_start..offset].chars().count() + 1;
+        self.source_line = source[line_start..].lines().next().map(str::to_string);
+        self
+    }
+
+    /// Places the diagnostic at a 1-based line and column of `source`.
+    pub fn at_line(mut self, source: Option<&str>, line: usize, column: usize) -> Self {
+        self.line = line;
+        self.column = column;
+        self.source_line = source
+            .and_then(|s| s.lines().nth(line.saturating_sub(1)))
+            .map(str::to_string);
+        self
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if self.line > 0 {
+            write!(f, ":{}", self.line)?;
+            if self.column > 0 {
+                write!(f, ":{}", self.column)?;
+            }
+        }
+        write!(f, ": {}", self.message)?;
+        if let Some(src) = &self.source_line {
+            let gutter = self.line.to_string().len();
+            write!(f, "\n{:gutter$} |\n{} | {}", "", self.line, src)?;
+            if self.column > 0 {
+                let pad: String = src
+                    .chars()
+                    .take(self.column - 1)
+                    .map(|c| if c == '\t' { '\t' } else { ' ' })
+                    .collect();
+                write!(f, "\n{:gutter$} | {pad}^", "")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A variant that could not be loaded, with every problem found.
+#[derive(Clone, Debug, Error)]
+pub struct LoadError {
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl LoadError {
+    pub fn one(d: Diagnostic) -> Self {
+        LoadError {
+            diagnostics: vec![d],
+        }
+    }
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, d) in self.diagnostics.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "error: {d}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A script that failed at run time.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[error("script error in {function}() at {}:{line}:{column}: {message}", file.display())]
+pub struct ScriptError {
+    pub file: PathBuf,
+    /// The innermost script function that was running.
+    pub function: String,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+/// A request the game could not honour. The state is left as it was.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum GameError {
+    #[error(transparent)]
+    Script(#[from] ScriptError),
+    #[error("'{text}' is not legal now; legal: {}", list(.legal))]
+    Illegal { text: String, legal: Vec<String> },
+    #[error("'{text}' is not an action of this game; expected one of: {}", list(.legal))]
+    Unparsable { text: String, legal: Vec<String> },
+    #[error("{seat} cannot act now: {expected}")]
+    WrongSeat { seat: String, expected: String },
+    #[error("a chance outcome is due ({expected}), not a decision")]
+    ChanceDue { expected: String },
+    #[error("no chance outcome is due now: {expected}")]
+    NoChanceDue { expected: String },
+    #[error("'{text}' is not a possible outcome; expected {expected}")]
+    BadOutcome { text: String, expected: String },
+    #[error("the game is over")]
+    GameOver,
+    #[error("{seats} players cannot play this variant (it takes {min} to {max})")]
+    Players {
+        seats: usize,
+        min: usize,
+        max: usize,
+    },
+    /// The rule set broke one of the engine's contracts (e.g. a step with no
+    /// legal action). This is a bug in the variant, not in the input.
+    #[error("rule set error: {0}")]
+    Rules(String),
+}
+
+fn list(items: &[String]) -> String {
+    if items.is_empty() {
+        "(none)".into()
+    } else {
+        items.join(", ")
+    }
+}
+
+/// A record line that could not be replayed.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[error("{}:{line}: {message}", file.display())]
+pub struct RecordError {
+    pub file: PathBuf,
+    /// 1-based line of the record.
+    pub line: usize,
+    /// What the line said, as read.
+    pub text: String,
+    pub message: String,
+    /// The underlying game error, when there is one.
+    pub cause: Option<Box<GameError>>,
+}

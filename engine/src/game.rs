@@ -1,0 +1,766 @@
+//! [`Game`]: the small, stable core API every tool is built on, after
+//! OpenSpiel's `State`: who moves, legal actions, apply, chance outcomes,
+//! terminal status and returns, a player's view.
+//!
+//! A `Game` is a compiled variant: the Rhai engine with the variant's scripts
+//! compiled once. It is cheap to query and not `Send` (Rhai values are not);
+//! parallel tools build one per worker thread from a shared [`Variant`].
+
+use crate::error::{Diagnostic, GameError, LoadError};
+use crate::notation::normalize;
+use crate::rng;
+use crate::script::{self, Compiled, Ctx, Info, Limits};
+use crate::state::{Action, ChanceSource, Core, Outcome, Seat, State, Status, StatusCell, ToMove};
+use crate::variant::{Actor, FnRef, Variant};
+use rhai::{CallFnOptions, Dynamic, Engine, FuncArgs, Map, Scope, INT};
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// How many engine-driven transitions (step entries, turn ends) one action
+/// may cause before the rule set is judged to loop.
+const MAX_TRANSITIONS: usize = 10_000;
+
+pub struct Game {
+    variant: Arc<Variant>,
+    engine: Engine,
+    compiled: Compiled,
+    ctx: Rc<RefCell<Ctx>>,
+}
+
+impl Game {
+    /// Compiles `variant`'s scripts with the default sandbox limits.
+    pub fn new(variant: impl Into<Arc<Variant>>) -> Result<Game, LoadError> {
+        Game::with_limits(variant, Limits::default())
+    }
+
+    pub fn with_limits(
+        variant: impl Into<Arc<Variant>>,
+        limits: Limits,
+    ) -> Result<Game, LoadError> {
+        let variant = variant.into();
+        let info = Rc::new(Info::new(variant.clone()));
+        let ctx = Rc::new(RefCell::new(Ctx::default()));
+        let engine = script::build_engine(&info, &ctx, limits);
+        let compiled =
+            script::compile(&engine, &variant).map_err(|diagnostics| LoadError { diagnostics })?;
+        let _ = info
+            .functions
+            .set(compiled.signatures.iter().map(|(n, _)| n.clone()).collect());
+        let game = Game {
+            variant,
+            engine,
+            compiled,
+            ctx,
+        };
+        let problems = game.check_references();
+        if problems.is_empty() {
+            Ok(game)
+        } else {
+            Err(LoadError {
+                diagnostics: problems,
+            })
+        }
+    }
+
+    pub fn variant(&self) -> &Arc<Variant> {
+        &self.variant
+    }
+
+    /// Every function the variant's data names must exist with its arity.
+    fn check_references(&self) -> Vec<Diagnostic> {
+        let v = &self.variant;
+        let mut wanted: Vec<(&FnRef, usize, &str)> = Vec::new();
+        for s in &v.steps {
+            wanted.push((&s.legal, 0, "a step's legal function"));
+            if let Some(e) = &s.enter {
+                wanted.push((e, 0, "a step's enter function"));
+            }
+        }
+        for a in &v.actions {
+            wanted.push((
+                &a.apply,
+                a.template.arity(),
+                "an action's apply function (one argument per value in its text)",
+            ));
+        }
+        for (f, what) in [
+            (&v.on_turn_start, "the turn start hook"),
+            (&v.on_turn_end, "the turn end hook"),
+            (&v.setup, "the setup function"),
+        ] {
+            if let Some(f) = f {
+                wanted.push((f, 0, what));
+            }
+        }
+        for (f, what) in [
+            (&v.summary, "the summary function (viewer seat, -1 for all)"),
+            (&v.view, "the view function (viewer seat)"),
+            (&v.render, "the render function (viewer seat, -1 for all)"),
+        ] {
+            if let Some(f) = f {
+                wanted.push((f, 1, what));
+            }
+        }
+        for i in &v.invariants {
+            wanted.push((&i.check, 0, "an invariant check"));
+        }
+        let mut out = Vec::new();
+        for (f, arity, what) in wanted {
+            if !self.compiled.signatures.contains(&(f.name.clone(), arity)) {
+                let found: Vec<String> = self
+                    .compiled
+                    .signatures
+                    .iter()
+                    .filter(|(n, _)| *n == f.name)
+                    .map(|(n, a)| format!("{n}/{a}"))
+                    .collect();
+                let hint = if found.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (found {})", found.join(", "))
+                };
+                out.push(v.diagnostic(
+                    &f.loc,
+                    format!(
+                        "no script function '{}' taking {arity} argument(s) for {what}{hint}",
+                        f.name
+                    ),
+                ));
+            }
+        }
+        if v.setup.is_none() {
+            out.push(Diagnostic::new(
+                &v.files[0].path,
+                "missing [setup] run = \"...\": the function that sets up a game",
+            ));
+        }
+        out
+    }
+
+    // ----- the core API -------------------------------------------------
+
+    /// A new game for `players` seats, run up to the first decision or chance.
+    pub fn new_game(&self, players: usize) -> Result<State, GameError> {
+        let p = self.variant.players;
+        if players < p.min || players > p.max {
+            return Err(GameError::Players {
+                seats: players,
+                min: p.min,
+                max: p.max,
+            });
+        }
+        let core = Core {
+            seats: players,
+            out: vec![false; players],
+            active: None,
+            actor: None,
+            step: 0,
+            turn: 0,
+            status: StatusCell(Status::Ongoing),
+            chance: None,
+            decks: self
+                .variant
+                .decks
+                .iter()
+                .map(|d| (0..d.cards.len() as u16).collect())
+                .collect(),
+            stats: vec![0; self.variant.stats.len()],
+        };
+        let mut state = State {
+            core,
+            data: Dynamic::from_map(Map::new()),
+        };
+        self.reset_ctx();
+        let setup = self
+            .variant
+            .setup
+            .as_ref()
+            .map(|f| f.name.clone())
+            .unwrap_or_default();
+        self.run(&mut state, &setup, ())?;
+        self.settle(&mut state)?;
+        Ok(state)
+    }
+
+    /// The legal actions of the seat to move, in the rule set's order.
+    pub fn legal_actions(&self, state: &State) -> Result<Vec<Action>, GameError> {
+        let mut scratch = state.clone();
+        let mut out = Vec::new();
+        self.legal_actions_into(&mut scratch, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Game::legal_actions`] without copying: the state is lent to the
+    /// scripts (hence `&mut`) and comes back unchanged.
+    pub fn legal_actions_into(
+        &self,
+        state: &mut State,
+        out: &mut Vec<Action>,
+    ) -> Result<(), GameError> {
+        out.clear();
+        let seat = match state.to_move() {
+            ToMove::Decision(s) => s,
+            ToMove::Chance => {
+                return Err(GameError::ChanceDue {
+                    expected: self.chance_expectation(state),
+                })
+            }
+            ToMove::Terminal => return Err(GameError::GameOver),
+        };
+        let step = &self.variant.steps[state.core.step];
+        {
+            let mut c = self.ctx.borrow_mut();
+            c.collecting = true;
+            std::mem::swap(&mut c.legal, out);
+        }
+        let result = self.call(state, &step.legal.name, ());
+        let mut c = self.ctx.borrow_mut();
+        c.collecting = false;
+        std::mem::swap(&mut c.legal, out);
+        c.enter = None;
+        c.end_turn = false;
+        c.start_turns = None;
+        drop(c);
+        result.map(drop)?;
+        if out.is_empty() {
+            return Err(GameError::Rules(format!(
+                "step '{}' offers P{} no legal action",
+                step.name,
+                seat + 1
+            )));
+        }
+        Ok(())
+    }
+
+    /// Applies a decision of the seat to move, after checking it is legal.
+    /// On any error the state is left exactly as it was.
+    pub fn apply_action(&self, state: &mut State, action: Action) -> Result<(), GameError> {
+        let legal = self.legal_actions(state)?;
+        if !legal.contains(&action) {
+            return Err(GameError::Illegal {
+                text: self.action_text(&action),
+                legal: self.texts(&legal),
+            });
+        }
+        self.apply_trusted(state, action)
+    }
+
+    /// Applies an action known to be legal (taken from `legal_actions` on
+    /// this very state), skipping the check. Still all or nothing.
+    pub fn apply_trusted(&self, state: &mut State, action: Action) -> Result<(), GameError> {
+        let def = self
+            .variant
+            .actions
+            .get(action.kind as usize)
+            .ok_or_else(|| GameError::Rules(format!("no action kind {}", action.kind)))?;
+        let args: Vec<Dynamic> = action
+            .values()
+            .iter()
+            .map(|&v| Dynamic::from_int(v as INT))
+            .collect();
+        self.transaction(state, |g, s| {
+            g.run(s, &def.apply.name, args)?;
+            g.settle(s)
+        })
+    }
+
+    /// The possible outcomes of the pending chance event, with probabilities.
+    pub fn chance_outcomes(&self, state: &State) -> Vec<(Outcome, f64)> {
+        let Some(p) = &state.core.chance else {
+            return Vec::new();
+        };
+        match p.source {
+            ChanceSource::Dice { sides } => (1..=sides)
+                .map(|f| (Outcome::Face(f), 1.0 / sides as f64))
+                .collect(),
+            ChanceSource::Deck { deck, .. } => {
+                let left = &state.core.decks[deck];
+                left.iter()
+                    .map(|&c| {
+                        (
+                            Outcome::Card {
+                                deck: deck as u16,
+                                card: c,
+                            },
+                            1.0 / left.len() as f64,
+                        )
+                    })
+                    .collect()
+            }
+        }
+    }
+
+    /// Draws the next chance outcome from `rng`.
+    pub fn sample_outcome<R: rand::Rng + ?Sized>(
+        &self,
+        state: &State,
+        rng: &mut R,
+    ) -> Option<Outcome> {
+        let p = state.core.chance.as_ref()?;
+        Some(match p.source {
+            ChanceSource::Dice { sides } => Outcome::Face(rng::below(rng, sides) + 1),
+            ChanceSource::Deck { deck, .. } => {
+                let left = &state.core.decks[deck];
+                Outcome::Card {
+                    deck: deck as u16,
+                    card: left[rng::below(rng, left.len() as u32) as usize],
+                }
+            }
+        })
+    }
+
+    /// Feeds one chance outcome; once the event is complete, the rule set's
+    /// continuation runs. All or nothing.
+    pub fn apply_outcome(&self, state: &mut State, outcome: Outcome) -> Result<(), GameError> {
+        self.check_outcome(state, outcome)?;
+        self.transaction(state, |g, s| {
+            let p = s.core.chance.as_mut().expect("checked above");
+            p.got.push(outcome);
+            if let Outcome::Card { deck, card } = outcome {
+                let left = &mut s.core.decks[deck as usize];
+                if let Some(i) = left.iter().position(|&c| c == card) {
+                    left.remove(i);
+                }
+            }
+            if p.got.len() < p.needed as usize {
+                return Ok(());
+            }
+            let p = s.core.chance.take().expect("checked above");
+            let values: rhai::Array = p.got.iter().map(|o| g.outcome_value(*o)).collect();
+            g.run(s, &p.then, (values,))?;
+            g.settle(s)
+        })
+    }
+
+    /// Payoffs, 1 for the winner and -1 for the others; 0 for all otherwise.
+    pub fn returns(&self, state: &State) -> Vec<f64> {
+        state.returns()
+    }
+
+    // ----- notation ------------------------------------------------------
+
+    /// The canonical text of an action, without the seat.
+    pub fn action_text(&self, action: &Action) -> String {
+        let mut s = String::new();
+        match self.variant.actions.get(action.kind as usize) {
+            Some(def) => def.template.write(action, &mut s),
+            None => s.push('?'),
+        }
+        s
+    }
+
+    pub fn texts(&self, actions: &[Action]) -> Vec<String> {
+        actions.iter().map(|a| self.action_text(a)).collect()
+    }
+
+    /// Parses canonical action text (tokens may be separated by any space).
+    pub fn parse_action(&self, text: &str) -> Option<Action> {
+        let norm = normalize(text);
+        self.variant
+            .actions
+            .iter()
+            .enumerate()
+            .find_map(|(i, def)| def.template.parse(i as u16, &norm))
+    }
+
+    /// The text of a chance outcome, as written in records.
+    pub fn outcome_text(&self, outcome: Outcome) -> String {
+        match outcome {
+            Outcome::Face(f) => f.to_string(),
+            Outcome::Card { deck, card } => self.variant.decks[deck as usize].cards[card as usize]
+                .id
+                .clone(),
+        }
+    }
+
+    /// Parses an outcome of the pending chance event.
+    pub fn parse_outcome(&self, state: &State, text: &str) -> Result<Outcome, GameError> {
+        let Some(p) = &state.core.chance else {
+            return Err(GameError::NoChanceDue {
+                expected: self.decision_expectation(state),
+            });
+        };
+        let bad = |expected: String| GameError::BadOutcome {
+            text: text.to_string(),
+            expected,
+        };
+        match p.source {
+            ChanceSource::Dice { sides } => {
+                let ok = !text.starts_with('0') && text.bytes().all(|b| b.is_ascii_digit());
+                match text.parse::<u32>() {
+                    Ok(f) if ok && (1..=sides).contains(&f) => Ok(Outcome::Face(f)),
+                    _ => Err(bad(format!("a die face 1..={sides}"))),
+                }
+            }
+            ChanceSource::Deck { deck, .. } => {
+                let d = &self.variant.decks[deck];
+                match d.card_index(text) {
+                    Some(c) if state.core.decks[deck].contains(&(c as u16)) => Ok(Outcome::Card {
+                        deck: deck as u16,
+                        card: c as u16,
+                    }),
+                    Some(_) => Err(bad(format!(
+                        "a card still in deck '{}' ('{text}' was already dealt)",
+                        d.name
+                    ))),
+                    None => {
+                        let left: Vec<&str> = state.core.decks[deck]
+                            .iter()
+                            .map(|&c| d.cards[c as usize].id.as_str())
+                            .collect();
+                        Err(bad(format!(
+                            "a card of deck '{}': {}",
+                            d.name,
+                            left.join(", ")
+                        )))
+                    }
+                }
+            }
+        }
+    }
+
+    /// What the pending chance event still needs, in words.
+    pub fn chance_expectation(&self, state: &State) -> String {
+        match &state.core.chance {
+            None => "nothing".into(),
+            Some(p) => {
+                let left = p.needed as usize - p.got.len();
+                match p.source {
+                    ChanceSource::Dice { sides } => format!("{left} more die roll(s), 1..={sides}"),
+                    ChanceSource::Deck { deck, .. } => {
+                        format!("a card from deck '{}'", self.variant.decks[deck].name)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Who decides next, in words.
+    pub fn decision_expectation(&self, state: &State) -> String {
+        match state.to_move() {
+            ToMove::Decision(s) => format!(
+                "P{} decides next ({})",
+                s + 1,
+                self.variant.steps[state.core.step].name
+            ),
+            ToMove::Chance => format!(
+                "a chance outcome is due: {}",
+                self.chance_expectation(state)
+            ),
+            ToMove::Terminal => "the game is over".into(),
+        }
+    }
+
+    /// The name of the current step.
+    pub fn step_name(&self, state: &State) -> &str {
+        &self.variant.steps[state.core.step].name
+    }
+
+    // ----- views and output ---------------------------------------------
+
+    /// The state summary as JSON: `status`, `winner`, `to_move`, then what
+    /// the rule set's summary function returns for `viewer` (None: all).
+    pub fn summary(
+        &self,
+        state: &State,
+        viewer: Option<Seat>,
+    ) -> Result<serde_json::Value, GameError> {
+        use serde_json::{json, Value};
+        let (status, winner) = match state.status() {
+            Status::Ongoing => ("ongoing", Value::Null),
+            Status::Won(s) => ("won", json!(format!("P{}", s + 1))),
+            Status::Draw => ("draw", Value::Null),
+        };
+        let to_move = match state.to_move() {
+            ToMove::Decision(s) => json!(format!("P{}", s + 1)),
+            _ => Value::Null,
+        };
+        let mut obj = serde_json::Map::new();
+        obj.insert("status".into(), json!(status));
+        obj.insert("winner".into(), winner);
+        obj.insert("to_move".into(), to_move);
+        if let Some(f) = &self.variant.summary {
+            let data = self.call_readonly(state, &f.name, (viewer.map_or(-1, |v| v as INT),))?;
+            let value = serde_json::to_value(&data)
+                .map_err(|e| GameError::Rules(format!("summary is not plain data: {e}")))?;
+            match value {
+                Value::Object(m) => obj.extend(m),
+                Value::Null => {}
+                other => {
+                    return Err(GameError::Rules(format!(
+                        "summary must return an object map, not {other}"
+                    )))
+                }
+            }
+        }
+        Ok(order_keys(Value::Object(obj), &self.variant.key_order))
+    }
+
+    /// The rule set's picture of the state for `viewer` (None: all).
+    pub fn render(&self, state: &State, viewer: Option<Seat>) -> Result<String, GameError> {
+        match &self.variant.render {
+            Some(f) => Ok(self
+                .call_readonly(state, &f.name, (viewer.map_or(-1, |v| v as INT),))?
+                .to_string()),
+            None => Ok(self.summary(state, viewer)?.to_string()),
+        }
+    }
+
+    /// The checks of every declared invariant: `(name, message)` for each one
+    /// that does not hold.
+    pub fn broken_invariants(&self, state: &State) -> Result<Vec<(String, String)>, GameError> {
+        let mut out = Vec::new();
+        for inv in &self.variant.invariants {
+            let r = self.call_readonly(state, &inv.check.name, ())?;
+            if let Ok(false) = r.as_bool() {
+                out.push((inv.name.clone(), inv.doc.clone()));
+            } else if r.is_string() {
+                out.push((inv.name.clone(), r.to_string()));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The value of a declared statistic counter.
+    pub fn stat(&self, state: &State, name: &str) -> Option<i64> {
+        let i = self.variant.stats.iter().position(|(n, _)| n == name)?;
+        state.core.stats.get(i).copied()
+    }
+
+    // ----- machinery -----------------------------------------------------
+
+    fn outcome_value(&self, o: Outcome) -> Dynamic {
+        match o {
+            Outcome::Face(f) => Dynamic::from_int(f as INT),
+            Outcome::Card { .. } => Dynamic::from(self.outcome_text(o)),
+        }
+    }
+
+    fn check_outcome(&self, state: &State, outcome: Outcome) -> Result<(), GameError> {
+        let Some(p) = &state.core.chance else {
+            return Err(match state.to_move() {
+                ToMove::Terminal => GameError::GameOver,
+                _ => GameError::NoChanceDue {
+                    expected: self.decision_expectation(state),
+                },
+            });
+        };
+        let ok = match (p.source.clone(), outcome) {
+            (ChanceSource::Dice { sides }, Outcome::Face(f)) => (1..=sides).contains(&f),
+            (ChanceSource::Deck { deck, .. }, Outcome::Card { deck: d, card }) => {
+                deck == d as usize && state.core.decks[deck].contains(&card)
+            }
+            _ => false,
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(GameError::BadOutcome {
+                text: self.outcome_text(outcome),
+                expected: self.chance_expectation(state),
+            })
+        }
+    }
+
+    fn reset_ctx(&self) {
+        let mut c = self.ctx.borrow_mut();
+        c.collecting = false;
+        c.enter = None;
+        c.end_turn = false;
+        c.start_turns = None;
+        c.legal.clear();
+    }
+
+    /// Runs `f`; on error, restores the state and forgets queued requests.
+    fn transaction(
+        &self,
+        state: &mut State,
+        f: impl FnOnce(&Game, &mut State) -> Result<(), GameError>,
+    ) -> Result<(), GameError> {
+        if state.is_terminal() {
+            return Err(GameError::GameOver);
+        }
+        let backup = state.clone();
+        self.reset_ctx();
+        let r = f(self, state);
+        if r.is_err() {
+            *state = backup;
+            self.reset_ctx();
+        }
+        r
+    }
+
+    /// Calls a script function with the state's data as `this`.
+    fn call(
+        &self,
+        state: &mut State,
+        name: &str,
+        args: impl FuncArgs,
+    ) -> Result<Dynamic, GameError> {
+        self.ctx.borrow_mut().core = std::mem::take(&mut state.core);
+        let options = CallFnOptions::new()
+            .eval_ast(false)
+            .rewind_scope(true)
+            .bind_this_ptr(&mut state.data);
+        let result = self.engine.call_fn_with_options::<Dynamic>(
+            options,
+            &mut Scope::new(),
+            &self.compiled.ast,
+            name,
+            args,
+        );
+        state.core = std::mem::take(&mut self.ctx.borrow_mut().core);
+        result.map_err(|e| {
+            script::script_error(&self.variant, &self.compiled.fn_files, name, *e).into()
+        })
+    }
+
+    /// Calls a script function for its effect on the state.
+    fn run(&self, state: &mut State, name: &str, args: impl FuncArgs) -> Result<(), GameError> {
+        self.call(state, name, args).map(drop)
+    }
+
+    /// Calls a script function on a copy: for queries that must not change
+    /// the state (summary, render, invariants).
+    fn call_readonly(
+        &self,
+        state: &State,
+        name: &str,
+        args: impl FuncArgs,
+    ) -> Result<Dynamic, GameError> {
+        let mut scratch = state.clone();
+        let r = self.call(&mut scratch, name, args);
+        self.reset_ctx();
+        r
+    }
+
+    /// Carries out queued requests until the state waits for a decision or
+    /// chance, or the game is over.
+    fn settle(&self, state: &mut State) -> Result<(), GameError> {
+        for _ in 0..MAX_TRANSITIONS {
+            if self.variant.last_standing && state.core.seats > 1 && !state.is_terminal() {
+                let in_play: Vec<Seat> = (0..state.core.seats)
+                    .filter(|&s| !state.core.out[s])
+                    .collect();
+                match in_play.as_slice() {
+                    [] => state.core.status.0 = Status::Draw,
+                    [one] => state.core.status.0 = Status::Won(*one),
+                    _ => {}
+                }
+            }
+            if state.is_terminal() {
+                state.core.actor = None;
+                state.core.chance = None;
+                self.reset_ctx();
+                return Ok(());
+            }
+            let (start, end_turn, enter) = {
+                let mut c = self.ctx.borrow_mut();
+                (
+                    c.start_turns.take(),
+                    std::mem::take(&mut c.end_turn),
+                    c.enter.take(),
+                )
+            };
+            if let Some(seat) = start {
+                state.core.active = Some(seat);
+                state.core.turn = 1;
+                self.begin_turn(state)?;
+            } else if end_turn {
+                self.end_turn(state)?;
+            } else if let Some(step) = enter {
+                self.enter_step(state, step)?;
+            } else {
+                break;
+            }
+        }
+        if !state.is_terminal() && state.core.chance.is_none() && state.core.actor.is_none() {
+            return Err(GameError::Rules(format!(
+                "nobody is to move at step '{}': the scripts neither named a seat nor asked for chance",
+                self.variant.steps[state.core.step].name
+            )));
+        }
+        if self.ctx.borrow().enter.is_some() || self.ctx.borrow().end_turn {
+            return Err(GameError::Rules(format!(
+                "more than {MAX_TRANSITIONS} step changes in one action: do the steps loop?"
+            )));
+        }
+        Ok(())
+    }
+
+    fn begin_turn(&self, state: &mut State) -> Result<(), GameError> {
+        state.core.actor = None;
+        self.ctx.borrow_mut().enter = Some(self.variant.turn_steps[0]);
+        if let Some(f) = &self.variant.on_turn_start {
+            self.run(state, &f.name, ())?;
+        }
+        Ok(())
+    }
+
+    fn end_turn(&self, state: &mut State) -> Result<(), GameError> {
+        self.ctx.borrow_mut().enter = None;
+        if let Some(f) = &self.variant.on_turn_end {
+            self.run(state, &f.name, ())?;
+            let mut c = self.ctx.borrow_mut();
+            c.enter = None;
+            c.end_turn = false;
+        }
+        if state.is_terminal() {
+            return Ok(());
+        }
+        if let Some(limit) = self
+            .variant
+            .max_turns
+            .as_deref()
+            .and_then(|p| self.variant.int_param(p))
+        {
+            if state.core.turn as i64 >= limit {
+                state.core.status.0 = Status::Draw;
+                return Ok(());
+            }
+        }
+        let n = state.core.seats;
+        let from = state.core.active.unwrap_or(0);
+        let next = (1..=n)
+            .map(|k| (from + k) % n)
+            .find(|&s| !state.core.out[s]);
+        let Some(next) = next else {
+            state.core.status.0 = Status::Draw;
+            return Ok(());
+        };
+        state.core.active = Some(next);
+        state.core.turn += 1;
+        self.begin_turn(state)
+    }
+
+    fn enter_step(&self, state: &mut State, step: usize) -> Result<(), GameError> {
+        state.core.step = step;
+        let def = &self.variant.steps[step];
+        if def.actor == Actor::Active {
+            state.core.actor = state.core.active;
+        }
+        if let Some(f) = &def.enter {
+            self.run(state, &f.name, ())?;
+        }
+        Ok(())
+    }
+}
+
+/// Orders object keys: those in `order` first, in that order, then the rest
+/// as they came. Applies at every depth.
+fn order_keys(v: serde_json::Value, order: &[String]) -> serde_json::Value {
+    use serde_json::Value;
+    match v {
+        Value::Object(m) => {
+            let mut entries: Vec<(String, Value)> = m
+                .into_iter()
+                .map(|(k, v)| (k, order_keys(v, order)))
+                .collect();
+            entries.sort_by_key(|(k, _)| order.iter().position(|o| o == k).unwrap_or(usize::MAX));
+            Value::Object(entries.into_iter().collect())
+        }
+        Value::Array(a) => Value::Array(a.into_iter().map(|x| order_keys(x, order)).collect()),
+        other => other,
+    }
+}

@@ -1,0 +1,175 @@
+//! An ordinal grid: pieces on cells `(col, row)` where only the order of
+//! columns and rows matters, never distances.
+//!
+//! Coordinates are kept compact (occupied columns are exactly `0..C`).
+//! Destinations are written in doubled coordinates: odd `2k+1` means "in line
+//! with column k", even `2k` means "a new column just before column k". This
+//! lets a piece slide between others, which then move apart. Pieces not in
+//! play have column `-1`.
+
+/// Ranks of the distinct values of `values` (ignoring `None`), in order.
+fn ranks(values: impl Iterator<Item = i64> + Clone) -> Vec<i64> {
+    let mut v: Vec<i64> = values.collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+fn rank_of(sorted: &[i64], x: i64) -> i64 {
+    sorted.partition_point(|&v| v < x) as i64
+}
+
+/// Compacts present pieces' coordinates in place.
+pub fn compact(cols: &mut [i64], rows: &mut [i64]) {
+    let present = |i: &usize| cols[*i] >= 0;
+    let idx: Vec<usize> = (0..cols.len()).filter(present).collect();
+    let cs = ranks(idx.iter().map(|&i| cols[i]));
+    let rs = ranks(idx.iter().map(|&i| rows[i]));
+    for &i in &idx {
+        cols[i] = rank_of(&cs, cols[i]);
+        rows[i] = rank_of(&rs, rows[i]);
+    }
+}
+
+/// The compact frame of every present piece but `mover`.
+struct Frame {
+    cols: Vec<i64>,
+    rows: Vec<i64>,
+    cells: Vec<(i64, i64)>,
+}
+
+impl Frame {
+    fn without(cols: &[i64], rows: &[i64], mover: Option<usize>) -> Frame {
+        let others: Vec<usize> = (0..cols.len())
+            .filter(|&i| cols[i] >= 0 && Some(i) != mover)
+            .collect();
+        let cs = ranks(others.iter().map(|&i| cols[i]));
+        let rs = ranks(others.iter().map(|&i| rows[i]));
+        let cells = others
+            .iter()
+            .map(|&i| (rank_of(&cs, cols[i]), rank_of(&rs, rows[i])))
+            .collect();
+        Frame {
+            cols: cs,
+            rows: rs,
+            cells,
+        }
+    }
+
+    /// The doubled coordinate that rebuilds `x` among `sorted` others.
+    fn slot_of(sorted: &[i64], x: i64) -> i64 {
+        match sorted.binary_search(&x) {
+            Ok(k) => 2 * k as i64 + 1,
+            Err(k) => 2 * k as i64,
+        }
+    }
+}
+
+/// Every destination slot `(c, r)` for `mover` (or for a new piece when
+/// `mover` is `None`): free cells and new lines, minus the mover's own slot.
+pub fn slots(cols: &[i64], rows: &[i64], mover: Option<usize>) -> Vec<(i64, i64)> {
+    let f = Frame::without(cols, rows, mover);
+    let (c_max, r_max) = (2 * f.cols.len() as i64, 2 * f.rows.len() as i64);
+    let current = mover.filter(|&m| cols[m] >= 0).map(|m| {
+        (
+            Frame::slot_of(&f.cols, cols[m]),
+            Frame::slot_of(&f.rows, rows[m]),
+        )
+    });
+    let mut out = Vec::with_capacity(((c_max + 1) * (r_max + 1)) as usize);
+    for c in 0..=c_max {
+        for r in 0..=r_max {
+            let taken = c % 2 == 1 && r % 2 == 1 && f.cells.contains(&((c - 1) / 2, (r - 1) / 2));
+            if !taken && current != Some((c, r)) {
+                out.push((c, r));
+            }
+        }
+    }
+    out
+}
+
+/// Moves (or places) `mover` to slot `(c, r)` and compacts everything.
+/// Returns false, changing nothing, if the slot is not one of [`slots`].
+pub fn place(cols: &mut [i64], rows: &mut [i64], mover: usize, c: i64, r: i64) -> bool {
+    if mover >= cols.len() || !slots(cols, rows, Some(mover)).contains(&(c, r)) {
+        return false;
+    }
+    let f = Frame::without(cols, rows, Some(mover));
+    // Others go to odd doubled coordinates, the mover to its slot; compacting
+    // the doubled coordinates gives the new arrangement.
+    for i in 0..cols.len() {
+        if i != mover && cols[i] >= 0 {
+            cols[i] = 2 * rank_of(&f.cols, cols[i]) + 1;
+            rows[i] = 2 * rank_of(&f.rows, rows[i]) + 1;
+        }
+    }
+    cols[mover] = c;
+    rows[mover] = r;
+    compact(cols, rows);
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_pieces_have_eight_slots_around_the_other() {
+        let (cols, rows) = ([0, 1], [0, 0]);
+        let s = slots(&cols, &rows, Some(0));
+        // Other at 1,1; 9 cells of a 3x3 doubled grid minus the other's cell
+        // and the mover's own slot (0,1: a new column west, same row).
+        assert_eq!(s.len(), 7);
+        assert!(!s.contains(&(1, 1)));
+        assert!(!s.contains(&(0, 1)));
+        assert!(s.contains(&(2, 1)));
+    }
+
+    #[test]
+    fn placing_between_slides_others_apart() {
+        // Three in a row at columns 0,1,2; piece 0 moves between 1 and 2.
+        let mut cols = [0, 1, 2];
+        let mut rows = [0, 0, 0];
+        // Others (1,2) compact to columns 0,1; "between" is even c = 2.
+        assert!(place(&mut cols, &mut rows, 0, 2, 1));
+        assert_eq!(cols, [1, 0, 2]);
+        assert_eq!(rows, [0, 0, 0]);
+    }
+
+    #[test]
+    fn placing_in_line_shares_a_column() {
+        let mut cols = [0, 1];
+        let mut rows = [0, 0];
+        // Move piece 0 south of piece 1: c = 1 (in line), r = 2 (new row south).
+        assert!(place(&mut cols, &mut rows, 0, 1, 2));
+        assert_eq!((cols, rows), ([0, 0], [1, 0]));
+    }
+
+    #[test]
+    fn forbidden_slots_change_nothing() {
+        let mut cols = [0, 1];
+        let mut rows = [0, 0];
+        assert!(!place(&mut cols, &mut rows, 0, 1, 1)); // occupied
+        assert!(!place(&mut cols, &mut rows, 0, 0, 1)); // where it already is
+        assert_eq!((cols, rows), ([0, 1], [0, 0]));
+    }
+
+    #[test]
+    fn compact_skips_absent_pieces() {
+        let mut cols = [3, -1, 7];
+        let mut rows = [5, -1, 5];
+        compact(&mut cols, &mut rows);
+        assert_eq!((cols, rows), ([0, -1, 1], [0, -1, 0]));
+    }
+
+    #[test]
+    fn new_piece_may_take_any_free_slot() {
+        let (cols, rows) = ([0, -1], [0, -1]);
+        let s = slots(&cols, &rows, None);
+        assert_eq!(s.len(), 8);
+        let mut c = cols;
+        let mut r = rows;
+        assert!(place(&mut c, &mut r, 1, 2, 1));
+        assert_eq!((c, r), ([0, 1], [0, 0]));
+    }
+}

@@ -1,0 +1,56 @@
+//! Playing games out: random playouts for fuzzing, simulation and
+//! benchmarks, with an optional record of every step.
+
+use crate::error::GameError;
+use crate::game::Game;
+use crate::record::Record;
+use crate::rng;
+use crate::state::{Action, State, ToMove};
+
+/// What a playout did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub decisions: u64,
+    pub chance: u64,
+}
+
+/// Plays `state` to the end (or `max_decisions`), choosing uniformly among
+/// legal actions and drawing chance from `rng`. Writes every step to
+/// `record` when given. Returns what was played.
+pub fn random_playout<R: rand::Rng + ?Sized>(
+    game: &Game,
+    state: &mut State,
+    rng: &mut R,
+    mut record: Option<&mut Record>,
+    max_decisions: u64,
+) -> Result<Counts, GameError> {
+    let mut counts = Counts::default();
+    let mut legal: Vec<Action> = Vec::with_capacity(64);
+    loop {
+        match state.to_move() {
+            ToMove::Terminal => return Ok(counts),
+            ToMove::Chance => {
+                let o = game
+                    .sample_outcome(state, rng)
+                    .expect("a chance node has outcomes");
+                if let Some(r) = record.as_deref_mut() {
+                    r.chance(game.outcome_text(o));
+                }
+                game.apply_outcome(state, o)?;
+                counts.chance += 1;
+            }
+            ToMove::Decision(seat) => {
+                if counts.decisions >= max_decisions {
+                    return Ok(counts);
+                }
+                game.legal_actions_into(state, &mut legal)?;
+                let a = legal[rng::below(rng, legal.len() as u32) as usize];
+                if let Some(r) = record.as_deref_mut() {
+                    r.decision(seat, game.action_text(&a));
+                }
+                game.apply_trusted(state, a)?;
+                counts.decisions += 1;
+            }
+        }
+    }
+}

@@ -1,0 +1,611 @@
+//! The script layer: a sandboxed Rhai engine per [`crate::Game`], the native
+//! functions it lends to rule scripts, and the mapping of script failures to
+//! file, function and line.
+//!
+//! Native functions talk to the game through [`Ctx`], a small record shared
+//! with the engine: while a script function runs, the engine's [`Core`] is
+//! moved into it, so natives read and change it directly; requests that need
+//! more script calls (entering a step, ending a turn) are queued and carried
+//! out by the game once the script returns. Nothing re-enters Rhai from
+//! inside a native call.
+
+use crate::error::{Diagnostic, ScriptError};
+use crate::grid;
+use crate::state::{Action, ChanceSource, Core, PendingChance, Seat, Status};
+use crate::variant::{Value, Variant};
+use rhai::{Array, Dynamic, Engine, EvalAltResult, ImmutableString, Map, Position, AST, INT};
+use std::cell::{OnceCell, RefCell};
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::rc::Rc;
+
+type NativeResult<T> = Result<T, Box<EvalAltResult>>;
+
+/// Limits that keep a runaway script from hanging or crashing the tool.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    pub max_operations: u64,
+    pub max_call_levels: usize,
+    pub max_expr_depth: usize,
+    pub max_string_size: usize,
+    pub max_array_size: usize,
+    pub max_map_size: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_operations: 2_000_000,
+            max_call_levels: 48,
+            max_expr_depth: 64,
+            max_string_size: 1 << 16,
+            max_array_size: 1 << 16,
+            max_map_size: 1 << 12,
+        }
+    }
+}
+
+/// What a script call may read and change, shared with the natives.
+#[derive(Default)]
+pub(crate) struct Ctx {
+    pub core: Core,
+    /// Legal actions collected by `add`.
+    pub legal: Vec<Action>,
+    /// True while a step's legal function runs: only then may it `add`.
+    pub collecting: bool,
+    /// Queued: enter this step.
+    pub enter: Option<usize>,
+    /// Queued: end the current turn.
+    pub end_turn: bool,
+    /// Queued: start the turn cycle with this seat.
+    pub start_turns: Option<Seat>,
+}
+
+/// Read-only facts about the variant that natives need, resolved once.
+pub(crate) struct Info {
+    pub variant: std::sync::Arc<Variant>,
+    action_index: HashMap<String, u16>,
+    step_index: HashMap<String, usize>,
+    pub step_names: Vec<ImmutableString>,
+    params: HashMap<String, Dynamic>,
+    deck_index: HashMap<String, usize>,
+    cards: Vec<Vec<Map>>,
+    stat_index: HashMap<String, usize>,
+    /// Names of every script function, set once the scripts are compiled.
+    pub functions: OnceCell<HashSet<String>>,
+}
+
+impl Info {
+    pub fn new(variant: std::sync::Arc<Variant>) -> Info {
+        let v = &variant;
+        let to_dynamic = |value: &Value| match value {
+            Value::Int(i) => Dynamic::from_int(*i),
+            Value::Bool(b) => Dynamic::from_bool(*b),
+            Value::Str(s) => Dynamic::from(s.clone()),
+        };
+        let cards = v
+            .decks
+            .iter()
+            .map(|d| {
+                d.cards
+                    .iter()
+                    .map(|c| {
+                        let mut m = Map::new();
+                        m.insert("id".into(), Dynamic::from(c.id.clone()));
+                        for f in &d.fields {
+                            let val = c
+                                .fields
+                                .get(&f.name)
+                                .map(to_dynamic)
+                                .unwrap_or(Dynamic::UNIT);
+                            m.insert(f.name.as_str().into(), val);
+                        }
+                        m
+                    })
+                    .collect()
+            })
+            .collect();
+        Info {
+            action_index: v
+                .actions
+                .iter()
+                .enumerate()
+                .map(|(i, a)| (a.template.name.clone(), i as u16))
+                .collect(),
+            step_index: v
+                .steps
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (s.name.clone(), i))
+                .collect(),
+            step_names: v
+                .steps
+                .iter()
+                .map(|s| ImmutableString::from(s.name.as_str()))
+                .collect(),
+            params: v
+                .params
+                .iter()
+                .map(|p| (p.name.clone(), to_dynamic(&p.value)))
+                .collect(),
+            deck_index: v
+                .decks
+                .iter()
+                .enumerate()
+                .map(|(i, d)| (d.name.clone(), i))
+                .collect(),
+            cards,
+            stat_index: v
+                .stats
+                .iter()
+                .enumerate()
+                .map(|(i, (n, _))| (n.clone(), i))
+                .collect(),
+            functions: OnceCell::new(),
+            variant,
+        }
+    }
+
+    fn deck(&self, name: &str) -> NativeResult<usize> {
+        self.deck_index.get(name).copied().ok_or_else(|| {
+            let known: Vec<_> = self.variant.decks.iter().map(|d| d.name.as_str()).collect();
+            format!(
+                "unknown deck '{name}' (declared decks: {})",
+                known.join(", ")
+            )
+            .into()
+        })
+    }
+
+    fn check_continuation(&self, then: &str) -> NativeResult<()> {
+        match self.functions.get() {
+            Some(f) if !f.contains(then) => {
+                Err(format!("no script function '{then}' to receive the outcomes (it takes one argument, the array of outcomes)").into())
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+fn seat_arg(core: &Core, seat: INT) -> NativeResult<Seat> {
+    if seat < 0 || seat as usize >= core.seats {
+        return Err(format!("seat {seat} does not exist (seats are 0..{})", core.seats).into());
+    }
+    Ok(seat as usize)
+}
+
+/// Builds the sandboxed engine with every native registered.
+pub(crate) fn build_engine(info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>, limits: Limits) -> Engine {
+    let mut engine = Engine::new();
+    // Sandbox: no module loading, no eval, bounded everything.
+    engine.set_module_resolver(rhai::module_resolvers::DummyModuleResolver::new());
+    engine.disable_symbol("eval");
+    engine.set_max_operations(limits.max_operations);
+    engine.set_max_call_levels(limits.max_call_levels);
+    engine.set_max_expr_depths(limits.max_expr_depth, limits.max_expr_depth);
+    engine.set_max_string_size(limits.max_string_size);
+    engine.set_max_array_size(limits.max_array_size);
+    engine.set_max_map_size(limits.max_map_size);
+    engine.set_strict_variables(true);
+    engine.set_fail_on_invalid_map_property(true);
+    engine.on_print(|s| eprintln!("{s}"));
+    engine.on_debug(|s, src, pos| eprintln!("{}{pos:?}: {s}", src.unwrap_or("")));
+
+    register_queries(&mut engine, info, ctx);
+    register_flow(&mut engine, info, ctx);
+    register_add(&mut engine, info, ctx);
+    register_chance(&mut engine, info, ctx);
+    register_helpers(&mut engine);
+    engine
+}
+
+/// Reading the engine's bookkeeping.
+fn register_queries(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) {
+    let c = ctx.clone();
+    engine.register_fn("seats", move || c.borrow().core.seats as INT);
+    let c = ctx.clone();
+    engine.register_fn("active", move || {
+        c.borrow().core.active.map_or(-1, |s| s as INT)
+    });
+    let c = ctx.clone();
+    engine.register_fn("actor", move || {
+        c.borrow().core.actor.map_or(-1, |s| s as INT)
+    });
+    let c = ctx.clone();
+    engine.register_fn("turn", move || c.borrow().core.turn as INT);
+    let c = ctx.clone();
+    engine.register_fn("in_play", move || c.borrow().core.in_play() as INT);
+    let c = ctx.clone();
+    engine.register_fn("is_out", move |seat: INT| -> NativeResult<bool> {
+        let ctx = c.borrow();
+        Ok(ctx.core.out[seat_arg(&ctx.core, seat)?])
+    });
+    let c = ctx.clone();
+    engine.register_fn("status", move || -> ImmutableString {
+        match c.borrow().core.status() {
+            Status::Ongoing => "ongoing".into(),
+            Status::Won(_) => "won".into(),
+            Status::Draw => "draw".into(),
+        }
+    });
+    let c = ctx.clone();
+    engine.register_fn("winner", move || match c.borrow().core.status() {
+        Status::Won(s) => s as INT,
+        _ => -1,
+    });
+    let (c, i) = (ctx.clone(), info.clone());
+    engine.register_fn("step", move || i.step_names[c.borrow().core.step].clone());
+    let i = info.clone();
+    engine.register_fn("param", move |name: &str| -> NativeResult<Dynamic> {
+        i.params.get(name).cloned().ok_or_else(|| {
+            let known: Vec<_> = i.variant.params.iter().map(|p| p.name.as_str()).collect();
+            format!(
+                "unknown parameter '{name}' (declared: {})",
+                known.join(", ")
+            )
+            .into()
+        })
+    });
+    let i = info.clone();
+    engine.register_fn("card", move |deck: &str, id: &str| -> NativeResult<Map> {
+        let d = i.deck(deck)?;
+        i.cards[d]
+            .iter()
+            .find(|m| {
+                m.get("id")
+                    .and_then(|v| v.read_lock::<ImmutableString>())
+                    .is_some_and(|s| s.as_str() == id)
+            })
+            .cloned()
+            .ok_or_else(|| format!("deck '{deck}' has no card '{id}'").into())
+    });
+    let i = info.clone();
+    engine.register_fn("card_ids", move |deck: &str| -> NativeResult<Array> {
+        let d = i.deck(deck)?;
+        Ok(i.variant.decks[d]
+            .cards
+            .iter()
+            .map(|c| Dynamic::from(c.id.clone()))
+            .collect())
+    });
+    let (c, i) = (ctx.clone(), info.clone());
+    engine.register_fn("deck_left", move |deck: &str| -> NativeResult<INT> {
+        let d = i.deck(deck)?;
+        Ok(c.borrow().core.decks[d].len() as INT)
+    });
+}
+
+/// Steering the game: steps, turns, seats, the end.
+fn register_flow(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) {
+    let (c, i) = (ctx.clone(), info.clone());
+    engine.register_fn("enter_step", move |step: &str| -> NativeResult<()> {
+        let idx = *i.step_index.get(step).ok_or_else(|| {
+            let known: Vec<_> = i.variant.steps.iter().map(|s| s.name.as_str()).collect();
+            format!("unknown step '{step}' (declared: {})", known.join(", "))
+        })?;
+        c.borrow_mut().enter = Some(idx);
+        Ok(())
+    });
+    let c = ctx.clone();
+    engine.register_fn("end_turn", move || -> NativeResult<()> {
+        let mut ctx = c.borrow_mut();
+        if ctx.core.active.is_none() {
+            return Err("end_turn() before start_turns(): there is no turn to end".into());
+        }
+        ctx.end_turn = true;
+        Ok(())
+    });
+    let c = ctx.clone();
+    engine.register_fn("start_turns", move |seat: INT| -> NativeResult<()> {
+        let mut ctx = c.borrow_mut();
+        let s = seat_arg(&ctx.core, seat)?;
+        if ctx.core.active.is_some() {
+            return Err("start_turns() was already called".into());
+        }
+        ctx.start_turns = Some(s);
+        Ok(())
+    });
+    let c = ctx.clone();
+    engine.register_fn("set_actor", move |seat: INT| -> NativeResult<()> {
+        let mut ctx = c.borrow_mut();
+        let s = seat_arg(&ctx.core, seat)?;
+        ctx.core.actor = Some(s);
+        Ok(())
+    });
+    let c = ctx.clone();
+    engine.register_fn("eliminate", move |seat: INT| -> NativeResult<()> {
+        let mut ctx = c.borrow_mut();
+        let s = seat_arg(&ctx.core, seat)?;
+        ctx.core.out[s] = true;
+        Ok(())
+    });
+    let c = ctx.clone();
+    engine.register_fn("win", move |seat: INT| -> NativeResult<()> {
+        let mut ctx = c.borrow_mut();
+        let s = seat_arg(&ctx.core, seat)?;
+        ctx.core.status.0 = Status::Won(s);
+        Ok(())
+    });
+    let c = ctx.clone();
+    engine.register_fn("draw_game", move || {
+        c.borrow_mut().core.status.0 = Status::Draw
+    });
+    let (c, i) = (ctx.clone(), info.clone());
+    engine.register_fn("stat", move |name: &str, delta: INT| -> NativeResult<()> {
+        let idx = *i.stat_index.get(name).ok_or_else(|| {
+            let known: Vec<_> = i.variant.stats.iter().map(|(n, _)| n.as_str()).collect();
+            format!(
+                "unknown statistic '{name}' (declared in [stats]: {})",
+                known.join(", ")
+            )
+        })?;
+        c.borrow_mut().core.stats[idx] += delta;
+        Ok(())
+    });
+}
+
+/// `add(name, values...)`: a legal action, from a step's legal function.
+fn register_add(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) {
+    fn push(ctx: &RefCell<Ctx>, info: &Info, name: &str, values: &[INT]) -> NativeResult<()> {
+        let kind = *info.action_index.get(name).ok_or_else(|| {
+            let known: Vec<_> = info
+                .variant
+                .actions
+                .iter()
+                .map(|a| a.template.name.as_str())
+                .collect();
+            format!("unknown action '{name}' (declared: {})", known.join(", "))
+        })?;
+        info.variant.actions[kind as usize]
+            .template
+            .check_values(values)?;
+        let mut c = ctx.borrow_mut();
+        if !c.collecting {
+            return Err("add() may only be called from a step's legal function".into());
+        }
+        let mut args = [0i32; crate::state::MAX_ARGS];
+        for (a, v) in args.iter_mut().zip(values) {
+            *a = *v as i32;
+        }
+        c.legal.push(Action {
+            kind,
+            len: values.len() as u8,
+            args,
+        });
+        Ok(())
+    }
+    macro_rules! add_arity {
+        ($($v:ident),*) => {{
+            let (c, i) = (ctx.clone(), info.clone());
+            engine.register_fn("add", move |name: &str $(, $v: INT)*| push(&c, &i, name, &[$($v),*]));
+        }};
+    }
+    add_arity!();
+    add_arity!(a);
+    add_arity!(a, b);
+    add_arity!(a, b, d);
+    add_arity!(a, b, d, e);
+    add_arity!(a, b, d, e, f);
+    add_arity!(a, b, d, e, f, g);
+}
+
+/// Chance: dice and card draws go through the engine, never a script RNG.
+fn register_chance(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) {
+    fn request(ctx: &RefCell<Ctx>, p: PendingChance) -> NativeResult<()> {
+        let mut c = ctx.borrow_mut();
+        if c.core.chance.is_some() {
+            return Err(
+                "a chance event is already pending: request the next one from its continuation"
+                    .into(),
+            );
+        }
+        c.core.chance = Some(p);
+        Ok(())
+    }
+    let (c, i) = (ctx.clone(), info.clone());
+    engine.register_fn(
+        "roll",
+        move |count: INT, sides: INT, then: &str| -> NativeResult<()> {
+            if !(1..=1000).contains(&count) || !(1..=1_000_000).contains(&sides) {
+                return Err(format!(
+                    "roll({count}, {sides}, ..): need 1..=1000 dice of 1..=1000000 faces"
+                )
+                .into());
+            }
+            i.check_continuation(then)?;
+            let p = PendingChance {
+                source: ChanceSource::Dice {
+                    sides: sides as u32,
+                },
+                needed: count as u32,
+                got: Vec::new(),
+                then: then.into(),
+            };
+            request(&c, p)
+        },
+    );
+    let draw = |secret: bool| {
+        let (c, i) = (ctx.clone(), info.clone());
+        move |deck: &str, seat: INT, then: &str| -> NativeResult<()> {
+            let d = i.deck(deck)?;
+            i.check_continuation(then)?;
+            let visible_to = if secret {
+                Some(seat_arg(&c.borrow().core, seat)?)
+            } else {
+                None
+            };
+            if c.borrow().core.decks[d].is_empty() {
+                return Err(format!("deck '{deck}' is empty").into());
+            }
+            let p = PendingChance {
+                source: ChanceSource::Deck {
+                    deck: d,
+                    visible_to,
+                },
+                needed: 1,
+                got: Vec::new(),
+                then: then.into(),
+            };
+            request(&c, p)
+        }
+    };
+    engine.register_fn("draw_secret", draw(true));
+    let public = draw(false);
+    engine.register_fn("draw", move |deck: &str, then: &str| public(deck, -1, then));
+}
+
+/// Generic helpers that keep heavy lifting out of the interpreter.
+fn register_helpers(engine: &mut Engine) {
+    fn ints(a: &Array) -> NativeResult<Vec<INT>> {
+        a.iter()
+            .map(|v| {
+                v.as_int()
+                    .map_err(|t| format!("expected an array of numbers, found {t}").into())
+            })
+            .collect()
+    }
+    fn to_array(v: &[INT]) -> Array {
+        v.iter().map(|&x| Dynamic::from_int(x)).collect()
+    }
+    // Number of distinct values: e.g. repair points from a roll.
+    engine.register_fn("distinct", |a: Array| -> NativeResult<INT> {
+        let mut v = ints(&a)?;
+        v.sort_unstable();
+        v.dedup();
+        Ok(v.len() as INT)
+    });
+    // Ordinal grid (see grid.rs): slots for a mover, moving, compacting.
+    engine.register_fn("grid_slots", |cols: Array, rows: Array, mover: INT| -> NativeResult<Array> {
+        let (c, r) = (ints(&cols)?, ints(&rows)?);
+        if c.len() != r.len() || mover >= c.len() as INT {
+            return Err("grid_slots: cols and rows must have one entry per piece, and mover must be a piece".into());
+        }
+        let m = (mover >= 0).then_some(mover as usize);
+        Ok(grid::slots(&c, &r, m).into_iter().map(|(x, y)| Dynamic::from_array(vec![x.into(), y.into()])).collect())
+    });
+    engine.register_fn("grid_place", |cols: Array, rows: Array, mover: INT, col: INT, row: INT| -> NativeResult<Array> {
+        let (mut c, mut r) = (ints(&cols)?, ints(&rows)?);
+        if c.len() != r.len() || mover < 0 || mover >= c.len() as INT {
+            return Err("grid_place: cols and rows must have one entry per piece, and mover must be a piece".into());
+        }
+        if !grid::place(&mut c, &mut r, mover as usize, col, row) {
+            return Err(format!("grid_place: {col},{row} is not a free slot for piece {mover}").into());
+        }
+        Ok(vec![to_array(&c).into(), to_array(&r).into()])
+    });
+    engine.register_fn(
+        "grid_compact",
+        |cols: Array, rows: Array| -> NativeResult<Array> {
+            let (mut c, mut r) = (ints(&cols)?, ints(&rows)?);
+            if c.len() != r.len() {
+                return Err("grid_compact: cols and rows must have one entry per piece".into());
+            }
+            grid::compact(&mut c, &mut r);
+            Ok(vec![to_array(&c).into(), to_array(&r).into()])
+        },
+    );
+}
+
+/// The compiled scripts of a variant, with where each function came from.
+pub(crate) struct Compiled {
+    pub ast: AST,
+    /// Script function name -> index into `Variant::files`.
+    pub fn_files: HashMap<String, usize>,
+    /// (name, arity) of every script function.
+    pub signatures: HashSet<(String, usize)>,
+}
+
+/// Compiles every script of the variant; all syntax errors are reported.
+pub(crate) fn compile(engine: &Engine, variant: &Variant) -> Result<Compiled, Vec<Diagnostic>> {
+    let mut ast = AST::empty();
+    let mut fn_files = HashMap::new();
+    let mut signatures = HashSet::new();
+    let mut diags = Vec::new();
+    for &file in &variant.scripts {
+        let src = &variant.files[file];
+        match engine.compile(&src.text) {
+            Ok(mut file_ast) => {
+                // Top-level code never runs: only functions are rules.
+                file_ast.clear_statements();
+                for f in file_ast.iter_functions() {
+                    fn_files.insert(f.name.to_string(), file);
+                    signatures.insert((f.name.to_string(), f.params.len()));
+                }
+                ast = ast.merge(&file_ast);
+            }
+            Err(e) => {
+                let pos = e.position();
+                diags.push(
+                    Diagnostic::new(&src.path, format!("script syntax error: {}", e.err_type()))
+                        .at_line(
+                            Some(&src.text),
+                            pos.line().unwrap_or(0),
+                            pos.position().unwrap_or(0),
+                        ),
+                );
+            }
+        }
+    }
+    if diags.is_empty() {
+        Ok(Compiled {
+            ast,
+            fn_files,
+            signatures,
+        })
+    } else {
+        Err(diags)
+    }
+}
+
+/// Turns a Rhai failure into a [`ScriptError`] naming file, function, line.
+pub(crate) fn script_error(
+    variant: &Variant,
+    fn_files: &HashMap<String, usize>,
+    called: &str,
+    err: EvalAltResult,
+) -> ScriptError {
+    // Walk nested calls to the innermost script function.
+    let mut function = called.to_string();
+    let mut err = &err;
+    let mut pos = err.position();
+    while let EvalAltResult::ErrorInFunctionCall(name, _src, inner, p) = err {
+        if fn_files.contains_key(name.as_str()) {
+            function = name.clone();
+        }
+        pos = if inner.position().is_none() {
+            *p
+        } else {
+            inner.position()
+        };
+        err = inner;
+    }
+    if pos == Position::NONE {
+        pos = err.position();
+    }
+    let message = match err {
+        EvalAltResult::ErrorTooManyOperations(_) => {
+            "the script ran too long (operation limit reached): an endless loop or runaway recursion?".to_string()
+        }
+        EvalAltResult::ErrorStackOverflow(_) => "too many nested calls: runaway recursion?".to_string(),
+        EvalAltResult::ErrorFunctionNotFound(sig, _) => format!("no such function: {sig}"),
+        other => {
+            let s = other.to_string();
+            // Rhai appends " (line L, position P)"; the location is ours to print.
+            match s.rfind(" (line ") {
+                Some(i) => s[..i].to_string(),
+                None => s,
+            }
+        }
+    };
+    let file = fn_files
+        .get(&function)
+        .map(|&f| variant.files[f].path.clone())
+        .unwrap_or_else(|| PathBuf::from("<script>"));
+    ScriptError {
+        file,
+        function,
+        line: pos.line().unwrap_or(0),
+        column: pos.position().unwrap_or(0),
+        message,
+    }
+}

@@ -1,0 +1,190 @@
+//! The game state: the engine's own bookkeeping ([`Core`]) beside the rule
+//! set's data (a Rhai value the scripts own).
+//!
+//! The split matters: everything the engine must reason about generically
+//! (whose decision it is, which chance event is pending, who is out, how the
+//! game ended) is typed Rust, while everything the rule set invents (vessels,
+//! powers, locks, ...) stays opaque script data.
+
+use rhai::Dynamic;
+use serde::{Deserialize, Serialize};
+
+/// A seat index, 0-based. Seat `k` is written `P{k+1}` in records.
+pub type Seat = usize;
+
+/// Most values an action template may carry.
+pub const MAX_ARGS: usize = 6;
+
+/// One decision, in compact form: which action template, and its values.
+///
+/// Values are integers whatever the template's notation: an index into an
+/// enumeration, a plain number, or a seat. Texts are produced and parsed only
+/// at the edges (records, the terminal), never on the hot path.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
+pub struct Action {
+    pub kind: u16,
+    pub len: u8,
+    pub args: [i32; MAX_ARGS],
+}
+
+impl Action {
+    pub fn new(kind: u16, values: &[i32]) -> Self {
+        let mut args = [0; MAX_ARGS];
+        args[..values.len()].copy_from_slice(values);
+        Action {
+            kind,
+            len: values.len() as u8,
+            args,
+        }
+    }
+
+    pub fn values(&self) -> &[i32] {
+        &self.args[..self.len as usize]
+    }
+}
+
+/// One chance outcome: a die face, or a card (its index in its deck file).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
+pub enum Outcome {
+    Face(u32),
+    Card { deck: u16, card: u16 },
+}
+
+/// Where the outcomes of a pending chance event come from.
+#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub enum ChanceSource {
+    /// Fair dice with faces `1..=sides`.
+    Dice { sides: u32 },
+    /// Cards drawn without replacement from deck `deck`; only `visible_to`
+    /// (if any) learns which card it was.
+    Deck {
+        deck: usize,
+        visible_to: Option<Seat>,
+    },
+}
+
+/// A chance event the rules asked for and that is not complete yet.
+#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct PendingChance {
+    pub source: ChanceSource,
+    /// How many outcomes the event needs in all.
+    pub needed: u32,
+    /// The outcomes received so far, in order.
+    pub got: Vec<Outcome>,
+    /// The script function that receives the outcomes once complete.
+    pub then: String,
+}
+
+/// How the game stands.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub enum Status {
+    Ongoing,
+    Won(Seat),
+    Draw,
+}
+
+/// The engine's generic bookkeeping, identical for every rule set.
+#[derive(Clone, PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
+pub struct Core {
+    /// Number of seats in this game.
+    pub seats: usize,
+    /// Seats eliminated from play.
+    pub out: Vec<bool>,
+    /// The seat whose turn it is (none during setup).
+    pub active: Option<Seat>,
+    /// The seat whose decision is next (none at chance or at the end).
+    pub actor: Option<Seat>,
+    /// Index of the current step in the variant's step table.
+    pub step: usize,
+    /// 1-based number of the current turn; 0 during setup.
+    pub turn: u32,
+    pub status: StatusCell,
+    pub chance: Option<PendingChance>,
+    /// Remaining cards of every deck (indices into the deck's card list).
+    pub decks: Vec<Vec<u16>>,
+    /// Counters the rule set declares as statistics, by declaration order.
+    pub stats: Vec<i64>,
+}
+
+/// [`Status`] with a default, so that [`Core`] can derive `Default`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct StatusCell(pub Status);
+
+impl Default for StatusCell {
+    fn default() -> Self {
+        StatusCell(Status::Ongoing)
+    }
+}
+
+impl Core {
+    pub fn status(&self) -> Status {
+        self.status.0
+    }
+
+    pub fn is_terminal(&self) -> bool {
+        self.status.0 != Status::Ongoing
+    }
+
+    pub fn in_play(&self) -> usize {
+        self.out.iter().filter(|o| !**o).count()
+    }
+}
+
+/// Who must act next.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ToMove {
+    Decision(Seat),
+    Chance,
+    Terminal,
+}
+
+/// A complete game state: clone it freely to explore, serialize it to save.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct State {
+    pub core: Core,
+    /// The rule set's own data, an object map owned by its scripts.
+    pub data: Dynamic,
+}
+
+impl State {
+    pub fn to_move(&self) -> ToMove {
+        if self.core.is_terminal() {
+            ToMove::Terminal
+        } else if self.core.chance.is_some() {
+            ToMove::Chance
+        } else {
+            match self.core.actor {
+                Some(seat) => ToMove::Decision(seat),
+                None => ToMove::Terminal,
+            }
+        }
+    }
+
+    pub fn is_terminal(&self) -> bool {
+        self.core.is_terminal()
+    }
+
+    pub fn status(&self) -> Status {
+        self.core.status()
+    }
+
+    /// Final payoff per seat: 1 to the winner, -1 to the others, 0 for a draw
+    /// or an unfinished game.
+    pub fn returns(&self) -> Vec<f64> {
+        match self.core.status() {
+            Status::Won(w) => (0..self.core.seats)
+                .map(|s| if s == w { 1.0 } else { -1.0 })
+                .collect(),
+            _ => vec![0.0; self.core.seats],
+        }
+    }
+
+    /// Structural equality of two states, script data included.
+    ///
+    /// `Dynamic` has no `PartialEq`, so the data is compared through its
+    /// serialized form; this is for tests and checks, not the hot path.
+    pub fn same_as(&self, other: &State) -> bool {
+        self.core == other.core
+            && serde_json::to_value(&self.data).ok() == serde_json::to_value(&other.data).ok()
+    }
+}

@@ -1,0 +1,1037 @@
+//! Loading a variant: a folder of TOML files and Rhai scripts.
+//!
+//! Two phases, as in ripgrep's argument handling: [`raw`] holds what the
+//! designer typed, file by file; this module resolves `extends` chains,
+//! merges the files (the extending variant overrides by name), checks every
+//! reference and range, and produces a [`Variant`]: plain, validated data
+//! that a [`crate::Game`] compiles into a runnable rule set.
+//!
+//! Every problem found is collected with its file and line, so a designer
+//! sees them all at once.
+
+mod raw;
+
+use crate::error::{Diagnostic, LoadError};
+use crate::notation::{SlotType, Template};
+use raw::*;
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// The name of the main file of a variant folder.
+pub const VARIANT_FILE: &str = "variant.toml";
+
+/// A file read while loading, kept for diagnostics.
+#[derive(Clone, Debug)]
+pub struct SourceFile {
+    pub path: PathBuf,
+    pub text: String,
+}
+
+/// A place in one of the variant's files.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Loc {
+    pub file: usize,
+    pub span: Range<usize>,
+}
+
+/// A reference to a script function, with where it was written.
+#[derive(Clone, Debug)]
+pub struct FnRef {
+    pub name: String,
+    pub loc: Loc,
+}
+
+/// A parameter value. Parameters are the numbers (and switches) a designer
+/// tunes: they live in data and can be overridden with `--set`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Value {
+    Int(i64),
+    Bool(bool),
+    Str(String),
+}
+
+impl std::fmt::Display for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Value::Int(i) => write!(f, "{i}"),
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::Str(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+impl Value {
+    fn kind(&self) -> &'static str {
+        match self {
+            Value::Int(_) => "a whole number",
+            Value::Bool(_) => "true or false",
+            Value::Str(_) => "a string",
+        }
+    }
+
+    fn from_toml(v: &toml::Value) -> Option<Value> {
+        match v {
+            toml::Value::Integer(i) => Some(Value::Int(*i)),
+            toml::Value::Boolean(b) => Some(Value::Bool(*b)),
+            toml::Value::String(s) => Some(Value::Str(s.clone())),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Param {
+    pub name: String,
+    pub value: Value,
+    pub min: Option<i64>,
+    pub max: Option<i64>,
+    pub doc: String,
+    pub loc: Loc,
+}
+
+impl Param {
+    fn check(&self, v: &Value) -> Result<(), String> {
+        if std::mem::discriminant(v) != std::mem::discriminant(&self.value) {
+            return Err(format!(
+                "parameter '{}' takes {}, not {v}",
+                self.name,
+                self.value.kind()
+            ));
+        }
+        if let Value::Int(i) = v {
+            let (lo, hi) = (self.min.unwrap_or(i64::MIN), self.max.unwrap_or(i64::MAX));
+            if *i < lo || *i > hi {
+                return Err(format!(
+                    "parameter '{}' must be within {}..={}, not {i}",
+                    self.name,
+                    self.min.map_or("".into(), |m| m.to_string()),
+                    self.max.map_or("".into(), |m| m.to_string())
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Who decides in a step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Actor {
+    /// The seat whose turn it is.
+    Active,
+    /// The seat the scripts name with `set_actor`.
+    Script,
+}
+
+#[derive(Clone, Debug)]
+pub struct StepDef {
+    pub name: String,
+    pub legal: FnRef,
+    pub actor: Actor,
+    pub enter: Option<FnRef>,
+    pub doc: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct ActionDef {
+    pub template: Template,
+    pub apply: FnRef,
+    pub doc: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct Invariant {
+    pub name: String,
+    pub check: FnRef,
+    pub doc: String,
+}
+
+/// The declared type of a card field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FieldType {
+    Int { min: Option<i64>, max: Option<i64> },
+    Bool,
+    Str,
+}
+
+#[derive(Clone, Debug)]
+pub struct FieldDef {
+    pub name: String,
+    pub ty: FieldType,
+    pub optional: bool,
+    pub doc: String,
+}
+
+/// One card of a deck: data, optionally with a script of its own.
+#[derive(Clone, Debug)]
+pub struct Card {
+    pub id: String,
+    pub fields: BTreeMap<String, Value>,
+    /// Index into [`Variant::files`] of the card's script, if any.
+    pub script: Option<usize>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Deck {
+    pub name: String,
+    pub file: PathBuf,
+    pub fields: Vec<FieldDef>,
+    pub hooks: BTreeMap<String, usize>,
+    pub cards: Vec<Card>,
+}
+
+impl Deck {
+    pub fn card_index(&self, id: &str) -> Option<usize> {
+        self.cards.iter().position(|c| c.id == id)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Players {
+    pub min: usize,
+    pub max: usize,
+    pub default: usize,
+}
+
+/// A loaded, validated variant: everything a game needs, as plain data.
+#[derive(Clone, Debug)]
+pub struct Variant {
+    pub name: String,
+    pub title: String,
+    /// Folder of the variant that was loaded (the last of an `extends` chain).
+    pub dir: PathBuf,
+    /// Every file read: variant files, scripts, decks, card scripts.
+    pub files: Vec<SourceFile>,
+    pub players: Players,
+    /// Script files, in load order (a parent's before its child's).
+    pub scripts: Vec<usize>,
+    pub params: Vec<Param>,
+    pub enums: BTreeMap<String, Vec<String>>,
+    pub actions: Vec<ActionDef>,
+    pub steps: Vec<StepDef>,
+    pub turn_steps: Vec<usize>,
+    pub on_turn_start: Option<FnRef>,
+    pub on_turn_end: Option<FnRef>,
+    pub setup: Option<FnRef>,
+    pub last_standing: bool,
+    pub max_turns: Option<String>,
+    pub summary: Option<FnRef>,
+    pub view: Option<FnRef>,
+    pub render: Option<FnRef>,
+    pub key_order: Vec<String>,
+    pub decks: Vec<Deck>,
+    /// Counters the scripts may bump, with their descriptions.
+    pub stats: Vec<(String, String)>,
+    pub invariants: Vec<Invariant>,
+    deck_sources: Vec<DeckSource>,
+}
+
+/// How a deck was declared, kept so that `--set deck.NAME=FILE` can reload it.
+#[derive(Clone, Debug)]
+struct DeckSource {
+    name: String,
+    fields: Vec<FieldDef>,
+    hooks: BTreeMap<String, usize>,
+}
+
+impl Variant {
+    /// Loads the variant in folder `path` (or the variant file `path`).
+    pub fn load(path: impl AsRef<Path>) -> Result<Variant, LoadError> {
+        let path = path.as_ref();
+        let file = if path.is_dir() {
+            path.join(VARIANT_FILE)
+        } else {
+            path.to_path_buf()
+        };
+        let mut loader = Loader::default();
+        let chain = loader.read_chain(&file);
+        let variant = loader.build(chain, file.parent().unwrap_or(Path::new(".")));
+        match variant {
+            Some(v) if loader.diags.is_empty() => Ok(v),
+            _ => Err(LoadError {
+                diagnostics: loader.diags,
+            }),
+        }
+    }
+
+    pub fn param(&self, name: &str) -> Option<&Param> {
+        self.params.iter().find(|p| p.name == name)
+    }
+
+    pub fn int_param(&self, name: &str) -> Option<i64> {
+        match self.param(name)?.value {
+            Value::Int(i) => Some(i),
+            _ => None,
+        }
+    }
+
+    pub fn step_index(&self, name: &str) -> Option<usize> {
+        self.steps.iter().position(|s| s.name == name)
+    }
+
+    pub fn action_index(&self, name: &str) -> Option<usize> {
+        self.actions.iter().position(|a| a.template.name == name)
+    }
+
+    pub fn deck_index(&self, name: &str) -> Option<usize> {
+        self.decks.iter().position(|d| d.name == name)
+    }
+
+    /// Applies a `--set KEY=VALUE` override: a parameter, or
+    /// `deck.NAME=FILE` to play with another deck file.
+    pub fn set(&mut self, key: &str, text: &str) -> Result<(), String> {
+        if let Some(deck) = key.strip_prefix("deck.") {
+            return self.set_deck(deck, Path::new(text));
+        }
+        let Some(i) = self.params.iter().position(|p| p.name == key) else {
+            let known: Vec<_> = self.params.iter().map(|p| p.name.as_str()).collect();
+            return Err(format!(
+                "unknown parameter '{key}'; this variant has: {}",
+                known.join(", ")
+            ));
+        };
+        let value = parse_value_text(text, &self.params[i].value);
+        self.params[i].check(&value)?;
+        self.params[i].value = value;
+        Ok(())
+    }
+
+    fn set_deck(&mut self, name: &str, file: &Path) -> Result<(), String> {
+        let Some(i) = self.decks.iter().position(|d| d.name == name) else {
+            let known: Vec<_> = self.decks.iter().map(|d| d.name.as_str()).collect();
+            return Err(format!(
+                "unknown deck '{name}'; this variant has: {}",
+                known.join(", ")
+            ));
+        };
+        let src = self.deck_sources[i].clone();
+        let mut loader = Loader {
+            files: std::mem::take(&mut self.files),
+            ..Loader::default()
+        };
+        let deck = loader.load_deck(&src.name, file, src.fields, src.hooks);
+        self.files = loader.files;
+        match deck {
+            Some(d) if loader.diags.is_empty() => {
+                self.decks[i] = d;
+                Ok(())
+            }
+            _ => Err(LoadError {
+                diagnostics: loader.diags,
+            }
+            .to_string()),
+        }
+    }
+
+    /// A diagnostic at a place in one of the variant's files.
+    pub fn diagnostic(&self, loc: &Loc, message: impl Into<String>) -> Diagnostic {
+        let f = &self.files[loc.file];
+        Diagnostic::new(&f.path, message).at_offset(&f.text, loc.span.start)
+    }
+}
+
+/// Reads `--set` text as the same kind of value as `like`.
+fn parse_value_text(text: &str, like: &Value) -> Value {
+    match like {
+        Value::Int(_) => text
+            .trim()
+            .parse()
+            .map(Value::Int)
+            .unwrap_or_else(|_| Value::Str(text.into())),
+        Value::Bool(_) => match text.trim() {
+            "true" => Value::Bool(true),
+            "false" => Value::Bool(false),
+            _ => Value::Str(text.into()),
+        },
+        Value::Str(_) => Value::Str(text.into()),
+    }
+}
+
+/// One file of an `extends` chain, parsed.
+struct Parsed {
+    file: usize,
+    raw: RawFile,
+}
+
+#[derive(Default)]
+struct Loader {
+    files: Vec<SourceFile>,
+    diags: Vec<Diagnostic>,
+}
+
+impl Loader {
+    fn loc<T>(&self, file: usize, s: &Spanned<T>) -> Loc {
+        Loc {
+            file,
+            span: s.span(),
+        }
+    }
+
+    fn error(&mut self, loc: &Loc, message: impl Into<String>) {
+        let f = &self.files[loc.file];
+        self.diags
+            .push(Diagnostic::new(&f.path, message).at_offset(&f.text, loc.span.start));
+    }
+
+    fn read(&mut self, path: &Path) -> Option<usize> {
+        let path = &clean(path);
+        match std::fs::read_to_string(path) {
+            Ok(text) => {
+                self.files.push(SourceFile {
+                    path: path.to_path_buf(),
+                    text,
+                });
+                Some(self.files.len() - 1)
+            }
+            Err(e) => {
+                self.diags
+                    .push(Diagnostic::new(path, format!("cannot read file: {e}")));
+                None
+            }
+        }
+    }
+
+    fn parse_toml<T: serde::de::DeserializeOwned>(&mut self, file: usize) -> Option<T> {
+        match toml::from_str::<T>(&self.files[file].text) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                let f = &self.files[file];
+                let msg = e.message().trim().to_string();
+                let d = Diagnostic::new(&f.path, msg);
+                self.diags.push(match e.span() {
+                    Some(span) => d.at_offset(&f.text, span.start),
+                    None => d,
+                });
+                None
+            }
+        }
+    }
+
+    /// Reads `file` and the files it extends, root first.
+    fn read_chain(&mut self, file: &Path) -> Vec<Parsed> {
+        let mut chain = Vec::new();
+        let mut seen: Vec<PathBuf> = Vec::new();
+        let mut next = Some((file.to_path_buf(), None::<Loc>));
+        while let Some((path, from)) = next.take() {
+            let canonical = path.canonicalize().unwrap_or_else(|_| path.clone());
+            if seen.contains(&canonical) {
+                let cycle: Vec<String> = seen
+                    .iter()
+                    .chain([&canonical])
+                    .map(|p| p.display().to_string())
+                    .collect();
+                let loc = from.expect("a repeated file is always reached through extends");
+                self.error(
+                    &loc,
+                    format!(
+                        "variants extend each other in a loop: {}",
+                        cycle.join(" -> ")
+                    ),
+                );
+                break;
+            }
+            seen.push(canonical);
+            if !path.exists() {
+                match from {
+                    Some(loc) => self.error(
+                        &loc,
+                        format!(
+                            "the variant this extends does not exist: {}",
+                            path.display()
+                        ),
+                    ),
+                    None => self.diags.push(Diagnostic::new(
+                        &path,
+                        "no such variant (expected a folder holding variant.toml, or a .toml file)",
+                    )),
+                }
+                break;
+            }
+            let Some(id) = self.read(&path) else { break };
+            let Some(raw) = self.parse_toml::<RawFile>(id) else {
+                break;
+            };
+            if let Some(ext) = raw.variant.as_ref().and_then(|h| h.extends.as_ref()) {
+                let base = path.parent().unwrap_or(Path::new("."));
+                let mut target = base.join(ext.get_ref());
+                if target.is_dir() {
+                    target = target.join(VARIANT_FILE);
+                }
+                next = Some((
+                    target,
+                    Some(Loc {
+                        file: id,
+                        span: ext.span(),
+                    }),
+                ));
+            }
+            chain.push(Parsed { file: id, raw });
+        }
+        chain.reverse();
+        chain
+    }
+
+    fn fn_ref(&self, file: usize, s: &Spanned<String>) -> FnRef {
+        FnRef {
+            name: s.get_ref().clone(),
+            loc: self.loc(file, s),
+        }
+    }
+
+    /// Merges the chain (root first; later files override by name) and checks it.
+    fn build(&mut self, chain: Vec<Parsed>, dir: &Path) -> Option<Variant> {
+        if chain.is_empty() {
+            return None;
+        }
+        let mut name = String::new();
+        let mut title = String::new();
+        let mut players: Option<(Loc, RawPlayers)> = None;
+        let mut scripts = Vec::new();
+        let mut params: BTreeMap<String, Param> = BTreeMap::new();
+        let mut enums: BTreeMap<String, (Loc, Vec<String>)> = BTreeMap::new();
+        let mut actions: BTreeMap<String, (usize, Spanned<String>, RawAction)> = BTreeMap::new();
+        let mut steps: BTreeMap<String, (usize, Spanned<String>, RawStep)> = BTreeMap::new();
+        let mut turn_steps: Option<(usize, Vec<Spanned<String>>)> = None;
+        let (mut on_start, mut on_end, mut setup) = (None, None, None);
+        let mut last_standing = false;
+        let mut max_turns: Option<(usize, Spanned<String>)> = None;
+        let (mut summary, mut view, mut render) = (None, None, None);
+        let mut key_order = Vec::new();
+        let mut decks: BTreeMap<String, (usize, Spanned<String>, RawDeckRef)> = BTreeMap::new();
+        let mut stats: BTreeMap<String, String> = BTreeMap::new();
+        let mut invariants: BTreeMap<String, Invariant> = BTreeMap::new();
+
+        for Parsed { file, raw } in chain {
+            let base = self.files[file]
+                .path
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_default();
+            if let Some(h) = raw.variant {
+                name = h.name.unwrap_or(name);
+                title = h.title.unwrap_or(title);
+                if let Some(p) = h.players {
+                    players = Some((self.loc(file, &p), *p.get_ref()));
+                }
+                for s in h.scripts {
+                    let path = base.join(s.get_ref());
+                    let loc = self.loc(file, &s);
+                    if !path.is_file() {
+                        self.error(&loc, format!("script file not found: {}", path.display()));
+                    } else if let Some(id) = self.read(&path) {
+                        scripts.push(id);
+                    }
+                }
+            }
+            for (k, p) in raw.params {
+                let loc = self.loc(file, &k);
+                let key = k.into_inner();
+                let value = match (&p.value, params.get(&key)) {
+                    (Some(v), _) => match Value::from_toml(v.get_ref()) {
+                        Some(val) => val,
+                        None => {
+                            let l = self.loc(file, v);
+                            self.error(&l, format!("parameter '{key}' must be a whole number, true/false or a string"));
+                            continue;
+                        }
+                    },
+                    (None, Some(old)) => old.value.clone(),
+                    (None, None) => {
+                        self.error(
+                            &loc,
+                            format!("parameter '{key}' needs a value (e.g. value = 6)"),
+                        );
+                        continue;
+                    }
+                };
+                let old = params.get(&key);
+                let param = Param {
+                    name: key.clone(),
+                    value,
+                    min: p.min.or(old.and_then(|o| o.min)),
+                    max: p.max.or(old.and_then(|o| o.max)),
+                    doc: p.doc.or(old.map(|o| o.doc.clone())).unwrap_or_default(),
+                    loc,
+                };
+                params.insert(key, param);
+            }
+            for (k, values) in raw.notation {
+                let loc = self.loc(file, &k);
+                enums.insert(k.into_inner(), (loc, values));
+            }
+            for (k, a) in raw.actions {
+                actions.insert(k.get_ref().clone(), (file, k, a));
+            }
+            for (k, s) in raw.steps {
+                steps.insert(k.get_ref().clone(), (file, k, s));
+            }
+            if let Some(t) = raw.turn {
+                if let Some(s) = t.steps {
+                    turn_steps = Some((file, s));
+                }
+                on_start = t.on_start.map(|f| self.fn_ref(file, &f)).or(on_start);
+                on_end = t.on_end.map(|f| self.fn_ref(file, &f)).or(on_end);
+            }
+            if let Some(s) = raw.setup {
+                setup = Some(self.fn_ref(file, &s.run));
+            }
+            if let Some(e) = raw.end {
+                last_standing = e.last_standing.unwrap_or(last_standing);
+                if let Some(m) = e.max_turns {
+                    max_turns = Some((file, m));
+                }
+            }
+            if let Some(o) = raw.output {
+                summary = o.summary.map(|f| self.fn_ref(file, &f)).or(summary);
+                view = o.view.map(|f| self.fn_ref(file, &f)).or(view);
+                render = o.render.map(|f| self.fn_ref(file, &f)).or(render);
+                key_order = o.key_order.unwrap_or(key_order);
+            }
+            for (k, d) in raw.decks {
+                decks.insert(k.get_ref().clone(), (file, k, d));
+            }
+            for (k, doc) in raw.stats {
+                stats.insert(k.into_inner(), doc);
+            }
+            for (k, inv) in raw.invariants {
+                let check = self.fn_ref(file, &inv.check);
+                let name = k.into_inner();
+                invariants.insert(
+                    name.clone(),
+                    Invariant {
+                        name,
+                        check,
+                        doc: inv.doc.unwrap_or_default(),
+                    },
+                );
+            }
+        }
+
+        // Players.
+        let players = match players {
+            Some((loc, p)) => {
+                let default = p.default.unwrap_or(p.min);
+                if p.min < 1 || p.min > p.max || default < p.min || default > p.max {
+                    self.error(&loc, format!("players must satisfy 1 <= min <= default <= max, got min {} default {default} max {}", p.min, p.max));
+                }
+                if p.max > 64 {
+                    self.error(&loc, "at most 64 players are supported");
+                }
+                Players {
+                    min: p.min,
+                    max: p.max,
+                    default,
+                }
+            }
+            None => {
+                let first = 0;
+                self.diags.push(Diagnostic::new(
+                    &self.files[first].path,
+                    "missing [variant] players = { min = .., max = .. }",
+                ));
+                Players {
+                    min: 1,
+                    max: 1,
+                    default: 1,
+                }
+            }
+        };
+
+        // Parameters: each value within its own range.
+        for p in params.values() {
+            if let Err(e) = p.check(&p.value) {
+                let loc = p.loc.clone();
+                self.error(&loc, e);
+            }
+        }
+
+        // Notation enumerations.
+        for (name, (loc, values)) in &enums {
+            let mut seen = std::collections::HashSet::new();
+            if values.is_empty() {
+                self.error(loc, format!("enumeration '{name}' has no values"));
+            }
+            for v in values {
+                if v.is_empty() || v.chars().any(char::is_whitespace) {
+                    self.error(
+                        loc,
+                        format!("enumeration '{name}': value {v:?} must be one word"),
+                    );
+                }
+                if !seen.insert(v) {
+                    self.error(
+                        loc,
+                        format!("enumeration '{name}': value {v:?} appears twice"),
+                    );
+                }
+            }
+            if name == "int" || name == "seat" {
+                self.error(
+                    loc,
+                    format!("'{name}' is a built-in value type and cannot be redefined"),
+                );
+            }
+        }
+        let lookup = |ty: &str| match ty {
+            "int" => Some(SlotType::Int),
+            "seat" => Some(SlotType::Seat),
+            other => enums.get(other).map(|(_, v)| SlotType::Enum {
+                name: other.to_string(),
+                values: v.clone(),
+            }),
+        };
+
+        // Actions.
+        let mut action_defs = Vec::new();
+        let mut texts: HashMap<String, String> = HashMap::new();
+        for (name, (file, key, a)) in &actions {
+            let loc = self.loc(*file, &a.text);
+            match Template::compile(name, a.text.get_ref(), lookup) {
+                Ok(t) => {
+                    if let Some(other) = texts.insert(t.text.clone(), name.clone()) {
+                        self.error(
+                            &loc,
+                            format!("actions '{other}' and '{name}' have the same text"),
+                        );
+                    }
+                    action_defs.push(ActionDef {
+                        template: t,
+                        apply: self.fn_ref(*file, &a.apply),
+                        doc: a.doc.clone().unwrap_or_default(),
+                    });
+                }
+                Err(e) => self.error(&loc, e),
+            }
+            let _ = key;
+        }
+        if action_defs.len() > u16::MAX as usize {
+            self.diags
+                .push(Diagnostic::new(&self.files[0].path, "too many actions"));
+        }
+
+        // Steps.
+        let mut step_defs = Vec::new();
+        for (name, (file, _key, s)) in &steps {
+            let actor = match s.actor.as_ref().map(|a| (a.get_ref().as_str(), a)) {
+                None | Some(("active", _)) => Actor::Active,
+                Some(("script", _)) => Actor::Script,
+                Some((other, a)) => {
+                    let loc = self.loc(*file, a);
+                    self.error(
+                        &loc,
+                        format!("unknown actor '{other}' (expected \"active\" or \"script\")"),
+                    );
+                    Actor::Active
+                }
+            };
+            step_defs.push(StepDef {
+                name: name.clone(),
+                legal: self.fn_ref(*file, &s.legal),
+                actor,
+                enter: s.enter.as_ref().map(|e| self.fn_ref(*file, e)),
+                doc: s.doc.clone().unwrap_or_default(),
+            });
+        }
+        let mut turn = Vec::new();
+        match turn_steps {
+            Some((file, list)) => {
+                for s in list {
+                    match step_defs.iter().position(|d| &d.name == s.get_ref()) {
+                        Some(i) => turn.push(i),
+                        None => {
+                            let loc = self.loc(file, &s);
+                            let known: Vec<_> = step_defs.iter().map(|d| d.name.as_str()).collect();
+                            self.error(
+                                &loc,
+                                format!(
+                                    "unknown step '{}' (declared steps: {})",
+                                    s.get_ref(),
+                                    known.join(", ")
+                                ),
+                            );
+                        }
+                    }
+                }
+                if turn.is_empty() {
+                    self.diags.push(Diagnostic::new(
+                        &self.files[file].path,
+                        "[turn] steps must name at least one step",
+                    ));
+                }
+            }
+            None => self.diags.push(Diagnostic::new(
+                &self.files[0].path,
+                "missing [turn] steps = [...]",
+            )),
+        }
+
+        let max_turns = match max_turns {
+            Some((file, m)) => {
+                if !matches!(
+                    params.get(m.get_ref()).map(|p| &p.value),
+                    Some(Value::Int(_))
+                ) {
+                    let loc = self.loc(file, &m);
+                    self.error(
+                        &loc,
+                        format!(
+                            "max_turns must name a whole-number parameter; '{}' is not one",
+                            m.get_ref()
+                        ),
+                    );
+                }
+                Some(m.into_inner())
+            }
+            None => None,
+        };
+
+        // Decks.
+        let mut deck_list = Vec::new();
+        let mut deck_sources = Vec::new();
+        for (name, (file, _key, d)) in decks {
+            let fields = self.field_defs(file, &d);
+            let base = self.files[file]
+                .path
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_default();
+            let path = base.join(d.file.get_ref());
+            if !path.is_file() {
+                let loc = self.loc(file, &d.file);
+                self.error(&loc, format!("deck file not found: {}", path.display()));
+                continue;
+            }
+            deck_sources.push(DeckSource {
+                name: name.clone(),
+                fields: fields.clone(),
+                hooks: d.hooks.clone(),
+            });
+            if let Some(deck) = self.load_deck(&name, &path, fields, d.hooks) {
+                deck_list.push(deck);
+            }
+        }
+
+        Some(Variant {
+            name: if name.is_empty() {
+                dir.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            } else {
+                name
+            },
+            title,
+            dir: dir.to_path_buf(),
+            files: std::mem::take(&mut self.files),
+            players,
+            scripts,
+            params: params.into_values().collect(),
+            enums: enums.into_iter().map(|(k, (_, v))| (k, v)).collect(),
+            actions: action_defs,
+            steps: step_defs,
+            turn_steps: turn,
+            on_turn_start: on_start,
+            on_turn_end: on_end,
+            setup,
+            last_standing,
+            max_turns,
+            summary,
+            view,
+            render,
+            key_order,
+            decks: deck_list,
+            stats: stats.into_iter().collect(),
+            invariants: invariants.into_values().collect(),
+            deck_sources,
+        })
+    }
+
+    fn field_defs(&mut self, file: usize, d: &RawDeckRef) -> Vec<FieldDef> {
+        let mut out = Vec::new();
+        for (k, f) in &d.fields {
+            let ty = match f.kind.get_ref().as_str() {
+                "int" => FieldType::Int {
+                    min: f.min,
+                    max: f.max,
+                },
+                "bool" => FieldType::Bool,
+                "string" => FieldType::Str,
+                other => {
+                    let loc = self.loc(file, &f.kind);
+                    self.error(
+                        &loc,
+                        format!("unknown field type '{other}' (expected int, bool or string)"),
+                    );
+                    continue;
+                }
+            };
+            if matches!(k.get_ref().as_str(), "id" | "script") {
+                let loc = self.loc(file, k);
+                self.error(
+                    &loc,
+                    format!(
+                        "'{}' is a built-in card key and cannot be declared",
+                        k.get_ref()
+                    ),
+                );
+            }
+            out.push(FieldDef {
+                name: k.get_ref().clone(),
+                ty,
+                optional: f.optional,
+                doc: f.doc.clone().unwrap_or_default(),
+            });
+        }
+        out
+    }
+
+    /// Loads and checks a deck file against the deck's declared fields.
+    fn load_deck(
+        &mut self,
+        name: &str,
+        path: &Path,
+        fields: Vec<FieldDef>,
+        hooks: BTreeMap<String, usize>,
+    ) -> Option<Deck> {
+        let before = self.diags.len();
+        let file = self.read(path)?;
+        let raw: RawDeckFile = self.parse_toml(file)?;
+        let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let mut cards: Vec<Card> = Vec::new();
+        if raw.cards.is_empty() {
+            self.diags.push(Diagnostic::new(
+                path,
+                "a deck needs at least one [[cards]] entry",
+            ));
+        }
+        for card in raw.cards {
+            let card_loc = self.loc(file, &card);
+            let table = card.into_inner();
+            let mut id = None;
+            let mut script = None;
+            let mut values = BTreeMap::new();
+            for (k, v) in &table {
+                let loc = self.loc(file, v);
+                match k.get_ref().as_str() {
+                    "id" => match v.get_ref() {
+                        toml::Value::String(s)
+                            if !s.is_empty() && !s.chars().any(char::is_whitespace) =>
+                        {
+                            id = Some(s.clone())
+                        }
+                        _ => self.error(&loc, "card id must be a non-empty string without spaces"),
+                    },
+                    "script" => match v.get_ref() {
+                        toml::Value::String(s) => {
+                            let p = base.join(s);
+                            if p.is_file() {
+                                script = self.read(&p);
+                            } else {
+                                self.error(&loc, format!("card script not found: {}", p.display()));
+                            }
+                        }
+                        _ => self.error(&loc, "script must be a path (a string)"),
+                    },
+                    key => {
+                        let Some(def) = fields.iter().find(|f| f.name == key) else {
+                            let known: Vec<_> = ["id", "script"]
+                                .into_iter()
+                                .chain(fields.iter().map(|f| f.name.as_str()))
+                                .collect();
+                            let kloc = self.loc(file, k);
+                            self.error(
+                                &kloc,
+                                format!(
+                                    "unknown card key '{key}' (expected one of: {})",
+                                    known.join(", ")
+                                ),
+                            );
+                            continue;
+                        };
+                        match (&def.ty, v.get_ref()) {
+                            (FieldType::Int { min, max }, toml::Value::Integer(i)) => {
+                                if min.is_some_and(|m| *i < m) || max.is_some_and(|m| *i > m) {
+                                    self.error(
+                                        &loc,
+                                        format!(
+                                            "'{key}' must be within {}..={}, not {i}",
+                                            min.map_or(String::new(), |m| m.to_string()),
+                                            max.map_or(String::new(), |m| m.to_string())
+                                        ),
+                                    );
+                                }
+                                values.insert(key.to_string(), Value::Int(*i));
+                            }
+                            (FieldType::Bool, toml::Value::Boolean(b)) => {
+                                values.insert(key.to_string(), Value::Bool(*b));
+                            }
+                            (FieldType::Str, toml::Value::String(s)) => {
+                                values.insert(key.to_string(), Value::Str(s.clone()));
+                            }
+                            (ty, _) => {
+                                let want = match ty {
+                                    FieldType::Int { .. } => "a whole number",
+                                    FieldType::Bool => "true or false",
+                                    FieldType::Str => "a string",
+                                };
+                                self.error(&loc, format!("'{key}' must be {want}"));
+                            }
+                        }
+                    }
+                }
+            }
+            let Some(id) = id else {
+                self.error(&card_loc, "card has no id");
+                continue;
+            };
+            for f in &fields {
+                if !f.optional && !table.keys().any(|k| k.get_ref() == &f.name) {
+                    self.error(
+                        &card_loc,
+                        format!("card '{id}' is missing field '{}'", f.name),
+                    );
+                }
+            }
+            if cards.iter().any(|c| c.id == id) {
+                self.error(&card_loc, format!("duplicate card id '{id}'"));
+                continue;
+            }
+            cards.push(Card {
+                id,
+                fields: values,
+                script,
+            });
+        }
+        if self.diags.len() > before {
+            return None;
+        }
+        Some(Deck {
+            name: name.to_string(),
+            file: path.to_path_buf(),
+            fields,
+            hooks,
+            cards,
+        })
+    }
+}
+
+/// Removes `.` and `dir/..` from a path, lexically, so that messages name
+/// files the way a designer would.
+fn clean(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out: Vec<Component> = Vec::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir if matches!(out.last(), Some(Component::Normal(_))) => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    if out.is_empty() {
+        PathBuf::from(".")
+    } else {
+        out.iter().collect()
+    }
+}

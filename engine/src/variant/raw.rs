@@ -1,0 +1,150 @@
+//! What a designer typed: one TOML file, deserialized as-is, with spans.
+//!
+//! Nothing here is resolved or checked beyond TOML types; `mod.rs` does the
+//! second phase (extends, references, ranges).
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use toml::Spanned;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawFile {
+    pub variant: Option<RawHeader>,
+    #[serde(default)]
+    pub params: BTreeMap<Spanned<String>, RawParam>,
+    #[serde(default)]
+    pub notation: BTreeMap<Spanned<String>, Vec<String>>,
+    #[serde(default)]
+    pub actions: BTreeMap<Spanned<String>, RawAction>,
+    #[serde(default)]
+    pub steps: BTreeMap<Spanned<String>, RawStep>,
+    pub turn: Option<RawTurn>,
+    pub setup: Option<RawSetup>,
+    pub end: Option<RawEnd>,
+    pub output: Option<RawOutput>,
+    #[serde(default)]
+    pub decks: BTreeMap<Spanned<String>, RawDeckRef>,
+    #[serde(default)]
+    pub stats: BTreeMap<Spanned<String>, String>,
+    #[serde(default)]
+    pub invariants: BTreeMap<Spanned<String>, RawInvariant>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHeader {
+    pub name: Option<String>,
+    pub title: Option<String>,
+    pub extends: Option<Spanned<String>>,
+    #[serde(default)]
+    pub scripts: Vec<Spanned<String>>,
+    pub players: Option<Spanned<RawPlayers>>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPlayers {
+    pub min: usize,
+    pub max: usize,
+    pub default: Option<usize>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawParam {
+    pub value: Option<Spanned<toml::Value>>,
+    pub min: Option<i64>,
+    pub max: Option<i64>,
+    pub doc: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawAction {
+    pub text: Spanned<String>,
+    pub apply: Spanned<String>,
+    pub doc: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawStep {
+    pub legal: Spanned<String>,
+    /// `"active"` (the seat whose turn it is) or `"script"` (the scripts
+    /// name the deciding seat with `set_actor`).
+    pub actor: Option<Spanned<String>>,
+    pub enter: Option<Spanned<String>>,
+    pub doc: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTurn {
+    pub steps: Option<Vec<Spanned<String>>>,
+    pub on_start: Option<Spanned<String>>,
+    pub on_end: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSetup {
+    pub run: Spanned<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawEnd {
+    pub last_standing: Option<bool>,
+    /// A parameter name: the number of the turn whose end is a draw.
+    pub max_turns: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawOutput {
+    pub summary: Option<Spanned<String>>,
+    pub view: Option<Spanned<String>>,
+    pub render: Option<Spanned<String>>,
+    pub key_order: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDeckRef {
+    pub file: Spanned<String>,
+    #[serde(default)]
+    pub fields: BTreeMap<Spanned<String>, RawField>,
+    /// Hook functions a card script may define, with their arity.
+    #[serde(default)]
+    pub hooks: BTreeMap<String, usize>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawField {
+    #[serde(rename = "type")]
+    pub kind: Spanned<String>,
+    pub min: Option<i64>,
+    pub max: Option<i64>,
+    #[serde(default)]
+    pub optional: bool,
+    pub doc: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawInvariant {
+    /// A script function of no argument (called with the state as `this`)
+    /// that returns `true` when the invariant holds, or a message otherwise.
+    pub check: Spanned<String>,
+    pub doc: Option<String>,
+}
+
+/// A deck file: a list of cards, each a table of the deck's fields.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDeckFile {
+    #[serde(default)]
+    pub cards: Vec<Spanned<BTreeMap<Spanned<String>, Spanned<toml::Value>>>>,
+}

@@ -1,0 +1,56 @@
+//! What several commands share: loading a variant with `--set` overrides,
+//! choosing the number of players, naming seats.
+
+use crate::Failure;
+use rulesmith_engine::{Game, Variant};
+use std::path::Path;
+
+/// Options every command that runs games takes.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct VariantArgs {
+    /// Override a variant parameter (or `deck.NAME=FILE`); repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+}
+
+/// Loads, overrides and compiles a variant.
+pub fn load_game(path: &Path, args: &VariantArgs) -> Result<Game, Failure> {
+    let mut variant = Variant::load(path).map_err(|e| Failure::input(e.to_string()))?;
+    for s in &args.set {
+        let Some((k, v)) = s.split_once('=') else {
+            return Err(Failure::usage(format!(
+                "--set {s}: expected KEY=VALUE, e.g. --set max_power=8"
+            )));
+        };
+        variant
+            .set(k.trim(), v.trim())
+            .map_err(|e| Failure::input(format!("--set {s}: {e}")))?;
+    }
+    Game::new(variant).map_err(|e| Failure::input(e.to_string()))
+}
+
+/// The number of players: the given one, or the variant's default.
+pub fn players(game: &Game, given: Option<usize>) -> Result<usize, Failure> {
+    let p = game.variant().players;
+    let n = given.unwrap_or(p.default);
+    if n < p.min || n > p.max {
+        return Err(Failure::usage(format!(
+            "--players {n}: variant '{}' takes {} to {} players",
+            game.variant().name,
+            p.min,
+            p.max
+        )));
+    }
+    Ok(n)
+}
+
+/// Parses a seat written `P3` or `3` into a 0-based index.
+pub fn parse_seat(text: &str, players: usize) -> Result<usize, Failure> {
+    let digits = text.strip_prefix('P').unwrap_or(text);
+    match digits.parse::<usize>() {
+        Ok(k) if (1..=players).contains(&k) => Ok(k - 1),
+        _ => Err(Failure::usage(format!(
+            "'{text}' is not a seat of this game (P1..P{players})"
+        ))),
+    }
+}

@@ -1,0 +1,73 @@
+//! `rulesmith`: check, replay and play rule sets from the command line.
+//!
+//! Exit codes: 0 success; 1 a problem in the user's input (a variant, deck,
+//! script or record); 2 bad command-line usage.
+
+mod check;
+mod common;
+mod play;
+mod replay;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "rulesmith",
+    version,
+    about = "Prototype, play and test tabletop rule sets"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Load and validate a variant; report every problem found.
+    Check(check::Args),
+    /// Replay a game record and print the state reached as JSON.
+    Replay(replay::Args),
+    /// Play in the terminal against bots, or hot-seat.
+    Play(play::Args),
+}
+
+/// Failure of a command: the message is for the user, already formatted.
+pub struct Failure {
+    pub message: String,
+    pub code: u8,
+}
+
+impl Failure {
+    /// A problem in the user's input (exit 1).
+    pub fn input(message: impl Into<String>) -> Self {
+        Failure {
+            message: message.into(),
+            code: 1,
+        }
+    }
+
+    /// Bad command-line usage (exit 2).
+    pub fn usage(message: impl Into<String>) -> Self {
+        Failure {
+            message: message.into(),
+            code: 2,
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Check(a) => check::run(a),
+        Command::Replay(a) => replay::run(a),
+        Command::Play(a) => play::run(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("{}", f.message);
+            ExitCode::from(f.code)
+        }
+    }
+}

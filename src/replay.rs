@@ -1,0 +1,64 @@
+//! `rulesmith replay VARIANT RECORD`: replay a game record; print the state
+//! reached as JSON, or the legal actions of the next decision.
+
+use crate::common::{load_game, parse_seat, players, VariantArgs};
+use crate::Failure;
+use rulesmith_engine::{record, ToMove};
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The variant folder (or its variant.toml).
+    pub variant: PathBuf,
+    /// The game record (one entry per line; `-` reads standard input).
+    pub record: PathBuf,
+    /// Number of players (default: the variant's default).
+    #[arg(long)]
+    pub players: Option<usize>,
+    /// Print the legal actions of the next decision instead, one per line.
+    #[arg(long)]
+    pub legal: bool,
+    /// Print the summary as this seat sees it (e.g. P2).
+    #[arg(long, value_name = "SEAT")]
+    pub view: Option<String>,
+    #[command(flatten)]
+    pub common: VariantArgs,
+}
+
+pub fn run(args: Args) -> Result<(), Failure> {
+    let game = load_game(&args.variant, &args.common)?;
+    let n = players(&game, args.players)?;
+    let viewer = args.view.as_deref().map(|v| parse_seat(v, n)).transpose()?;
+    let text = if args.record.as_os_str() == "-" {
+        std::io::read_to_string(std::io::stdin())
+            .map_err(|e| Failure::input(format!("cannot read standard input: {e}")))?
+    } else {
+        std::fs::read_to_string(&args.record).map_err(|e| {
+            Failure::input(format!(
+                "{}: cannot read record: {e}",
+                args.record.display()
+            ))
+        })?
+    };
+    let state =
+        record::replay(&game, n, &text, &args.record).map_err(|e| Failure::input(e.to_string()))?;
+    if args.legal {
+        if let ToMove::Decision(_) = state.to_move() {
+            let legal = game
+                .legal_actions(&state)
+                .map_err(|e| Failure::input(e.to_string()))?;
+            for a in &legal {
+                println!("{}", game.action_text(a));
+            }
+        }
+        return Ok(());
+    }
+    let summary = game
+        .summary(&state, viewer)
+        .map_err(|e| Failure::input(e.to_string()))?;
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&summary).expect("JSON values always serialize")
+    );
+    Ok(())
+}
