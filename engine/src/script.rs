@@ -380,6 +380,59 @@ fn register_add(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) {
             engine.register_fn("add", move |name: &str $(, $v: INT)*| push(&c, &i, name, &[$($v),*]));
         }};
     }
+    // add_all(name, domains): every combination of the domains, the first
+    // varying slowest. A domain is a fixed number, or an array of choices,
+    // each a number or an array of numbers (e.g. a grid slot [c, r]) that
+    // fills several values at once.
+    let (c, i) = (ctx.clone(), info.clone());
+    engine.register_fn("add_all", move |name: &str, domains: Array| -> NativeResult<()> {
+        let mut choices: Vec<Vec<Vec<INT>>> = Vec::with_capacity(domains.len());
+        for d in &domains {
+            let alts = if let Ok(x) = d.as_int() {
+                vec![vec![x]]
+            } else if let Some(arr) = d.read_lock::<Array>() {
+                let mut alts = Vec::with_capacity(arr.len());
+                for alt in arr.iter() {
+                    if let Ok(x) = alt.as_int() {
+                        alts.push(vec![x]);
+                    } else if let Some(inner) = alt.read_lock::<Array>() {
+                        alts.push(inner.iter().map(|v| v.as_int()).collect::<Result<Vec<_>, _>>().map_err(|t| format!("add_all: expected numbers, found {t}"))?);
+                    } else {
+                        return Err(format!("add_all: a choice must be a number or an array of numbers, found {}", alt.type_name()).into());
+                    }
+                }
+                alts
+            } else {
+                return Err(format!("add_all: a domain must be a number or an array, found {}", d.type_name()).into());
+            };
+            if alts.is_empty() {
+                return Ok(());
+            }
+            choices.push(alts);
+        }
+        let mut index = vec![0usize; choices.len()];
+        let mut values: Vec<INT> = Vec::with_capacity(crate::state::MAX_ARGS);
+        loop {
+            values.clear();
+            for (d, &k) in choices.iter().zip(&index) {
+                values.extend_from_slice(&d[k]);
+            }
+            push(&c, &i, name, &values)?;
+            // Odometer: advance the last domain first.
+            let mut pos = choices.len();
+            loop {
+                if pos == 0 {
+                    return Ok(());
+                }
+                pos -= 1;
+                index[pos] += 1;
+                if index[pos] < choices[pos].len() {
+                    break;
+                }
+                index[pos] = 0;
+            }
+        }
+    });
     add_arity!();
     add_arity!(a);
     add_arity!(a, b);
