@@ -1,1 +1,36 @@
-fn main() {}
+//! Random playouts, single thread: decisions per second and games per
+//! second for each shipped variant. `cargo bench --bench playouts`.
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use rulesmith_engine::{playout, rng, Game, Variant};
+use std::path::Path;
+
+const GAMES: u64 = 20;
+
+fn bench(c: &mut Criterion) {
+    for (variant, players) in [("sirius-basic", 2), ("sirius-lifeboats", 2), ("sirius-multiplayer", 4)] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("variants").join(variant);
+        let game = Game::new(Variant::load(&path).expect("variant loads")).expect("variant compiles");
+        // Count the decisions of the benchmarked games once, for throughput.
+        let run = |game: &Game| {
+            let mut decisions = 0;
+            for seed in 0..GAMES {
+                let mut r = rng::seeded(seed);
+                let mut s = game.new_game(players).expect("setup");
+                decisions += playout::random_playout(game, &mut s, &mut r, None, u64::MAX).expect("playout").decisions;
+            }
+            decisions
+        };
+        let decisions = run(&game);
+        let mut group = c.benchmark_group(format!("{variant}-{players}p"));
+        group.sample_size(10);
+        group.throughput(Throughput::Elements(decisions));
+        group.bench_function("decisions", |b| b.iter(|| run(&game)));
+        group.throughput(Throughput::Elements(GAMES));
+        group.bench_function("games", |b| b.iter(|| run(&game)));
+        group.finish();
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -8,7 +8,8 @@
 //!   line, in order.
 //!
 //! A record's header may say `# players: N` (default: the variant's) and
-//! `# set: KEY=VALUE` (repeatable) to override parameters.
+//! `# set: KEY=VALUE` (repeatable) to override parameters; a deck file in
+//! `# set: deck.NAME=FILE` is relative to the record.
 
 use rulesmith_engine::{record, Game, ToMove, Variant};
 use std::path::{Path, PathBuf};
@@ -55,7 +56,13 @@ fn run(s: &Scenario) -> Result<(), String> {
     let mut variant = Variant::load(root().join("variants").join(&s.variant)).map_err(|e| e.to_string())?;
     for kv in header_values(&s.text, "set") {
         let (k, v) = kv.split_once('=').ok_or(format!("bad '# set: {kv}'"))?;
-        variant.set(k.trim(), v.trim())?;
+        // A deck file is named relative to the record.
+        let v = if k.trim().starts_with("deck.") {
+            s.path.parent().unwrap().join(v.trim()).to_string_lossy().into_owned()
+        } else {
+            v.trim().to_string()
+        };
+        variant.set(k.trim(), &v)?;
     }
     let game = Game::new(variant).map_err(|e| e.to_string())?;
     let players = match header_values(&s.text, "players").first() {

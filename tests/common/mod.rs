@@ -1,0 +1,55 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use proptest::sample::Index;
+use rulesmith_engine::record::Record;
+use rulesmith_engine::rng::{self, GameRng};
+use rulesmith_engine::{Game, GameError, State, ToMove, Variant};
+use std::path::PathBuf;
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn game(variant: &str) -> Game {
+    Game::new(Variant::load(root().join("variants").join(variant)).unwrap_or_else(|e| panic!("{e}")))
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// proptest cases: `RULESMITH_PROPTEST_CASES` for deeper runs.
+pub fn cases(default: u32) -> u32 {
+    std::env::var("RULESMITH_PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// A game driven by proptest: decisions pick `legal[choice.index(len)]`
+/// (after the choices run out: uniform from the seed), chance comes from
+/// the seed. Returns the final state and the full record.
+pub fn driven_playout(game: &Game, players: usize, seed: u64, choices: &[Index], max_decisions: usize) -> Result<(State, Record), GameError> {
+    let mut chance: GameRng = rng::seeded(seed);
+    let mut state = game.new_game(players)?;
+    let mut record = Record::default();
+    let mut decisions = 0;
+    loop {
+        match state.to_move() {
+            ToMove::Terminal => return Ok((state, record)),
+            ToMove::Chance => {
+                let o = game.sample_outcome(&state, &mut chance).expect("chance has outcomes");
+                record.chance(game.outcome_text(o));
+                game.apply_outcome(&mut state, o)?;
+            }
+            ToMove::Decision(seat) => {
+                if decisions >= max_decisions {
+                    return Ok((state, record));
+                }
+                let legal = game.legal_actions(&state)?;
+                let i = match choices.get(decisions) {
+                    Some(ix) => ix.index(legal.len()),
+                    None => rng::below(&mut chance, legal.len() as u32) as usize,
+                };
+                record.decision(seat, game.action_text(&legal[i]));
+                game.apply_action(&mut state, legal[i])?;
+                decisions += 1;
+            }
+        }
+    }
+}
