@@ -25,7 +25,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             ))
         })?;
     }
-    println!(
+    crate::outln!(
         "ok: {} ({}), {} to {} players, {} actions, {} steps, {} parameters, {} invariants",
         v.name,
         v.title,

@@ -3,12 +3,32 @@
 //! Exit codes: 0 success; 1 a problem in the user's input (a variant, deck,
 //! script or record); 2 bad command-line usage.
 
+/// `println!` that never panics: a closed pipe (`rulesmith ... | head`) ends
+/// output quietly instead of aborting.
+#[macro_export]
+macro_rules! outln {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($t)*);
+    }};
+}
+
+/// `print!` that never panics (see `outln!`).
+#[macro_export]
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout(), $($t)*);
+    }};
+}
+
 mod check;
 mod common;
 mod play;
 mod replay;
 
 use clap::{Parser, Subcommand};
+use std::io::Write as _;
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -66,7 +86,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
-            eprintln!("{}", f.message);
+            let _ = writeln!(std::io::stderr(), "{}", f.message);
             ExitCode::from(f.code)
         }
     }

@@ -83,7 +83,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         seed,
         out_file: args.record,
     };
-    println!(
+    crate::outln!(
         "{} - {} players, seed {seed}",
         table.game.variant().title,
         n
@@ -101,8 +101,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
             )
         })
         .collect();
-    println!("{}", seats.join(", "));
-    println!("Type the number of an action or its text; 'help' lists commands.\n");
+    crate::outln!("{}", seats.join(", "));
+    crate::outln!("Type the number of an action or its text; 'help' lists commands.\n");
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
     let result = table.play(&mut input);
@@ -151,10 +151,10 @@ impl Table {
         };
         match secret {
             Some(s) if !self.humans[s] || self.humans.iter().filter(|h| **h).count() > 1 => {
-                println!("  chance: a secret card for P{}", s + 1)
+                crate::outln!("  chance: a secret card for P{}", s + 1)
             }
-            Some(s) => println!("  chance: your card (P{}) is {text}", s + 1),
-            None => println!("  chance: {text}"),
+            Some(s) => crate::outln!("  chance: your card (P{}) is {text}", s + 1),
+            None => crate::outln!("  chance: {text}"),
         }
         self.record.chance(text);
         self.game
@@ -169,7 +169,7 @@ impl Table {
             .expect("a non-human seat has a bot");
         let a = legal[bot.choose(&self.game, &self.state, &legal)];
         let text = self.game.action_text(&a);
-        println!("P{} ({}): {text}", seat + 1, bot.name());
+        crate::outln!("P{} ({}): {text}", seat + 1, bot.name());
         self.record.decision(seat, text);
         self.game
             .apply_trusted(&mut self.state, a)
@@ -179,21 +179,21 @@ impl Table {
     /// One human decision; false when the player quits or input ends.
     fn human_step(&mut self, seat: usize, input: &mut impl BufRead) -> Result<bool, Failure> {
         let legal = self.game.legal_actions(&self.state).map_err(Self::fail)?;
-        println!(
+        crate::outln!(
             "P{} to decide ({}):",
             seat + 1,
             self.game.step_name(&self.state)
         );
         let width = legal.len().to_string().len();
         for (i, a) in legal.iter().enumerate() {
-            println!("  {:>width$}) {}", i + 1, self.game.action_text(a));
+            crate::outln!("  {:>width$}) {}", i + 1, self.game.action_text(a));
         }
         loop {
-            print!("P{}> ", seat + 1);
+            crate::out!("P{}> ", seat + 1);
             let _ = std::io::stdout().flush();
             let mut line = String::new();
             if input.read_line(&mut line).map_err(Self::fail)? == 0 {
-                println!();
+                crate::outln!();
                 return Ok(false);
             }
             let line = line.trim();
@@ -201,9 +201,9 @@ impl Table {
                 "" => continue,
                 "quit" | "exit" => return Ok(false),
                 "help" => {
-                    println!("  a number or an action's text: play it");
-                    println!("  board: show the board   record: show the record so far");
-                    println!("  save: write the record (--record FILE)   quit: stop");
+                    crate::outln!("  a number or an action's text: play it");
+                    crate::outln!("  board: show the board   record: show the record so far");
+                    crate::outln!("  save: write the record (--record FILE)   quit: stop");
                     continue;
                 }
                 "board" => {
@@ -211,7 +211,7 @@ impl Table {
                     continue;
                 }
                 "record" => {
-                    print!("{}", self.record.to_text(&[]));
+                    crate::out!("{}", self.record.to_text(&[]));
                     continue;
                 }
                 "save" => {
@@ -221,17 +221,17 @@ impl Table {
                 _ => match line.parse::<usize>() {
                     Ok(k) if (1..=legal.len()).contains(&k) => legal[k - 1],
                     Ok(_) => {
-                        println!("  choose 1..{}", legal.len());
+                        crate::outln!("  choose 1..{}", legal.len());
                         continue;
                     }
                     Err(_) => match self.game.parse_action(line) {
                         Some(a) if legal.contains(&a) => a,
                         Some(a) => {
-                            println!("  '{}' is not legal now", self.game.action_text(&a));
+                            crate::outln!("  '{}' is not legal now", self.game.action_text(&a));
                             continue;
                         }
                         None => {
-                            println!("  '{line}' is not an action of this game; type a number from the list");
+                            crate::outln!("  '{line}' is not an action of this game; type a number from the list");
                             continue;
                         }
                     },
@@ -253,18 +253,18 @@ impl Table {
             self.humans.iter().position(|h| *h)
         };
         match self.game.render(&self.state, viewer) {
-            Ok(board) => println!(
+            Ok(board) => crate::outln!(
                 "\nTurn {} - P{} active\n{board}",
                 self.state.core.turn,
                 self.state.core.active.map_or(0, |a| a + 1)
             ),
-            Err(e) => println!("(the board cannot be drawn: {e})"),
+            Err(e) => crate::outln!("(the board cannot be drawn: {e})"),
         }
     }
 
     fn save(&self) -> Result<(), Failure> {
         let Some(path) = &self.out_file else {
-            println!("  no --record FILE was given; 'record' shows the record");
+            crate::outln!("  no --record FILE was given; 'record' shows the record");
             return Ok(());
         };
         let header = vec![
@@ -273,7 +273,7 @@ impl Table {
         ];
         std::fs::write(path, self.record.to_text(&header))
             .map_err(|e| Failure::input(format!("{}: cannot write record: {e}", path.display())))?;
-        println!("  record written to {}", path.display());
+        crate::outln!("  record written to {}", path.display());
         Ok(())
     }
 
@@ -281,15 +281,15 @@ impl Table {
         if self.state.is_terminal() {
             self.show(None);
             match self.state.status() {
-                Status::Won(s) => println!("P{} wins after {} turns.", s + 1, self.state.core.turn),
-                Status::Draw => println!("Draw after {} turns.", self.state.core.turn),
+                Status::Won(s) => crate::outln!("P{} wins after {} turns.", s + 1, self.state.core.turn),
+                Status::Draw => crate::outln!("Draw after {} turns.", self.state.core.turn),
                 Status::Ongoing => {}
             }
         }
         if self.out_file.is_some() {
             self.save()
         } else {
-            println!("\nGame record:\n{}", self.record.to_text(&[]));
+            crate::outln!("\nGame record:\n{}", self.record.to_text(&[]));
             Ok(())
         }
     }

@@ -48,7 +48,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
                 .legal_actions(&state)
                 .map_err(|e| Failure::input(e.to_string()))?;
             for a in &legal {
-                println!("{}", game.action_text(a));
+                crate::outln!("{}", game.action_text(a));
             }
         }
         return Ok(());
@@ -56,7 +56,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let summary = game
         .summary(&state, viewer)
         .map_err(|e| Failure::input(e.to_string()))?;
-    println!(
+    crate::outln!(
         "{}",
         serde_json::to_string_pretty(&summary).expect("JSON values always serialize")
     );
