@@ -17,7 +17,9 @@ fn bench(c: &mut Criterion) {
             for seed in 0..GAMES {
                 let mut r = rng::seeded(seed);
                 let mut s = game.new_game(players).expect("setup");
-                decisions += playout::random_playout(game, &mut s, &mut r, None, u64::MAX).expect("playout").decisions;
+                decisions += playout::random_playout(game, &mut s, &mut r, None, u64::MAX)
+                    .expect("playout")
+                    .decisions;
             }
             decisions
         };

@@ -32,11 +32,7 @@ use std::io::Write as _;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(
-    name = "rulesmith",
-    version,
-    about = "Prototype, play and test tabletop rule sets"
-)]
+#[command(name = "rulesmith", version, about = "Prototype, play and test tabletop rule sets")]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -65,14 +65,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
             .map_or(1, |d| d.as_nanos() as u64)
     });
     let bots = (0..n)
-        .map(|s| {
-            (!humans[s])
-                .then(|| Box::new(RandomBot::new(rng::derive(seed, 1 + s as u64))) as Box<dyn Bot>)
-        })
+        .map(|s| (!humans[s]).then(|| Box::new(RandomBot::new(rng::derive(seed, 1 + s as u64))) as Box<dyn Bot>))
         .collect();
-    let state = game
-        .new_game(n)
-        .map_err(|e| Failure::input(e.to_string()))?;
+    let state = game.new_game(n).map_err(|e| Failure::input(e.to_string()))?;
     let mut table = Table {
         game,
         state,
@@ -83,23 +78,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
         seed,
         out_file: args.record,
     };
-    crate::outln!(
-        "{} - {} players, seed {seed}",
-        table.game.variant().title,
-        n
-    );
+    crate::outln!("{} - {} players, seed {seed}", table.game.variant().title, n);
     let seats: Vec<String> = (0..n)
-        .map(|s| {
-            format!(
-                "P{}: {}",
-                s + 1,
-                if table.humans[s] {
-                    "human"
-                } else {
-                    "random bot"
-                }
-            )
-        })
+        .map(|s| format!("P{}: {}", s + 1, if table.humans[s] { "human" } else { "random bot" }))
         .collect();
     crate::outln!("{}", seats.join(", "));
     crate::outln!("Type the number of an action or its text; 'help' lists commands.\n");
@@ -144,8 +125,7 @@ impl Table {
         let text = self.game.outcome_text(o);
         let secret = match self.state.core.chance.as_ref().map(|p| &p.source) {
             Some(ChanceSource::Deck {
-                visible_to: Some(s),
-                ..
+                visible_to: Some(s), ..
             }) => Some(*s),
             _ => None,
         };
@@ -157,33 +137,23 @@ impl Table {
             None => crate::outln!("  chance: {text}"),
         }
         self.record.chance(text);
-        self.game
-            .apply_outcome(&mut self.state, o)
-            .map_err(Self::fail)
+        self.game.apply_outcome(&mut self.state, o).map_err(Self::fail)
     }
 
     fn bot_step(&mut self, seat: usize) -> Result<(), Failure> {
         let legal = self.game.legal_actions(&self.state).map_err(Self::fail)?;
-        let bot = self.bots[seat]
-            .as_mut()
-            .expect("a non-human seat has a bot");
+        let bot = self.bots[seat].as_mut().expect("a non-human seat has a bot");
         let a = legal[bot.choose(&self.game, &self.state, &legal)];
         let text = self.game.action_text(&a);
         crate::outln!("P{} ({}): {text}", seat + 1, bot.name());
         self.record.decision(seat, text);
-        self.game
-            .apply_trusted(&mut self.state, a)
-            .map_err(Self::fail)
+        self.game.apply_trusted(&mut self.state, a).map_err(Self::fail)
     }
 
     /// One human decision; false when the player quits or input ends.
     fn human_step(&mut self, seat: usize, input: &mut impl BufRead) -> Result<bool, Failure> {
         let legal = self.game.legal_actions(&self.state).map_err(Self::fail)?;
-        crate::outln!(
-            "P{} to decide ({}):",
-            seat + 1,
-            self.game.step_name(&self.state)
-        );
+        crate::outln!("P{} to decide ({}):", seat + 1, self.game.step_name(&self.state));
         let width = legal.len().to_string().len();
         for (i, a) in legal.iter().enumerate() {
             crate::outln!("  {:>width$}) {}", i + 1, self.game.action_text(a));
@@ -239,9 +209,7 @@ impl Table {
             };
             let text = self.game.action_text(&chosen);
             self.record.decision(seat, text);
-            self.game
-                .apply_trusted(&mut self.state, chosen)
-                .map_err(Self::fail)?;
+            self.game.apply_trusted(&mut self.state, chosen).map_err(Self::fail)?;
             return Ok(true);
         }
     }

@@ -33,20 +33,13 @@ pub fn run(args: Args) -> Result<(), Failure> {
         std::io::read_to_string(std::io::stdin())
             .map_err(|e| Failure::input(format!("cannot read standard input: {e}")))?
     } else {
-        std::fs::read_to_string(&args.record).map_err(|e| {
-            Failure::input(format!(
-                "{}: cannot read record: {e}",
-                args.record.display()
-            ))
-        })?
+        std::fs::read_to_string(&args.record)
+            .map_err(|e| Failure::input(format!("{}: cannot read record: {e}", args.record.display())))?
     };
-    let state =
-        record::replay(&game, n, &text, &args.record).map_err(|e| Failure::input(e.to_string()))?;
+    let state = record::replay(&game, n, &text, &args.record).map_err(|e| Failure::input(e.to_string()))?;
     if args.legal {
         if let ToMove::Decision(_) = state.to_move() {
-            let legal = game
-                .legal_actions(&state)
-                .map_err(|e| Failure::input(e.to_string()))?;
+            let legal = game.legal_actions(&state).map_err(|e| Failure::input(e.to_string()))?;
             for a in &legal {
                 crate::outln!("{}", game.action_text(a));
             }

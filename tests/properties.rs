@@ -17,14 +17,23 @@ const DECISION_BOUND: usize = 100_000;
 
 fn playouts_end_and_replay(variant: &str, players: usize, default_cases: u32) {
     let g = game(variant);
-    let mut runner = TestRunner::new(Config { cases: cases(default_cases), failure_persistence: None, ..Config::default() });
+    let mut runner = TestRunner::new(Config {
+        cases: cases(default_cases),
+        failure_persistence: None,
+        ..Config::default()
+    });
     let strategy = (any::<u64>(), proptest::collection::vec(any::<Index>(), 0..300));
     runner
         .run(&strategy, |(seed, choices)| {
-            let (state, rec) = driven_playout(&g, players, seed, &choices, DECISION_BOUND).map_err(|e| TestCaseError::fail(e.to_string()))?;
-            prop_assert!(state.is_terminal(), "the game did not end within {DECISION_BOUND} decisions");
+            let (state, rec) = driven_playout(&g, players, seed, &choices, DECISION_BOUND)
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert!(
+                state.is_terminal(),
+                "the game did not end within {DECISION_BOUND} decisions"
+            );
             let text = rec.to_text(&[]);
-            let replayed = record::replay(&g, players, &text, Path::new("playout")).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let replayed = record::replay(&g, players, &text, Path::new("playout"))
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert!(replayed.same_as(&state), "replaying the record gives another state");
             Ok(())
         })

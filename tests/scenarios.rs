@@ -41,7 +41,11 @@ fn scenarios() -> Vec<Scenario> {
         files.sort();
         for path in files {
             let text = std::fs::read_to_string(&path).unwrap();
-            out.push(Scenario { path, variant: name.clone(), text });
+            out.push(Scenario {
+                path,
+                variant: name.clone(),
+                text,
+            });
         }
     }
     out
@@ -49,7 +53,10 @@ fn scenarios() -> Vec<Scenario> {
 
 fn header_values<'a>(text: &'a str, key: &str) -> Vec<&'a str> {
     let prefix = format!("# {key}:");
-    text.lines().filter_map(|l| l.strip_prefix(prefix.as_str())).map(str::trim).collect()
+    text.lines()
+        .filter_map(|l| l.strip_prefix(prefix.as_str()))
+        .map(str::trim)
+        .collect()
 }
 
 fn run(s: &Scenario) -> Result<(), String> {
@@ -79,7 +86,10 @@ fn run(s: &Scenario) -> Result<(), String> {
             Err(e) => e,
         };
         let mut lines = expected.lines();
-        let line: usize = lines.next().and_then(|l| l.trim().parse().ok()).ok_or("the .error file starts with a line number")?;
+        let line: usize = lines
+            .next()
+            .and_then(|l| l.trim().parse().ok())
+            .ok_or("the .error file starts with a line number")?;
         if err.line != line {
             return Err(format!("error on line {} (expected line {line}): {err}", err.line));
         }
@@ -106,9 +116,16 @@ fn run(s: &Scenario) -> Result<(), String> {
             ToMove::Decision(_) => game.texts(&game.legal_actions(state).map_err(|e| e.to_string())?),
             _ => Vec::new(),
         };
-        let want: Vec<String> = expected.lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from).collect();
+        let want: Vec<String> = expected
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(String::from)
+            .collect();
         if got != want {
-            return Err(format!("legal actions differ.\n  expected: {want:?}\n  got:      {got:?}"));
+            return Err(format!(
+                "legal actions differ.\n  expected: {want:?}\n  got:      {got:?}"
+            ));
         }
     }
     if !checked {
@@ -123,15 +140,29 @@ fn every_scenario_record_replays_as_expected() {
     assert!(!all.is_empty(), "no scenario records found");
     let failures: Vec<String> = all
         .iter()
-        .filter_map(|s| run(s).err().map(|e| format!("{}: {e}", s.path.strip_prefix(root()).unwrap_or(&s.path).display())))
+        .filter_map(|s| {
+            run(s)
+                .err()
+                .map(|e| format!("{}: {e}", s.path.strip_prefix(root()).unwrap_or(&s.path).display()))
+        })
         .collect();
-    assert!(failures.is_empty(), "{} of {} scenarios failed:\n{}", failures.len(), all.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} scenarios failed:\n{}",
+        failures.len(),
+        all.len(),
+        failures.join("\n\n")
+    );
     eprintln!("{} scenarios passed", all.len());
 }
 
 #[test]
 fn scenario_directories_name_real_variants() {
     for s in scenarios() {
-        assert!(Path::new(&root().join("variants").join(&s.variant)).is_dir(), "tests/records/{} is not a variant", s.variant);
+        assert!(
+            Path::new(&root().join("variants").join(&s.variant)).is_dir(),
+            "tests/records/{} is not a variant",
+            s.variant
+        );
     }
 }

@@ -2,7 +2,9 @@ use rhai::{CallFnOptions, Dynamic, Engine, Map, Scope, AST};
 use std::time::Instant;
 fn main() {
     let mut engine = Engine::new();
-    if std::env::args().nth(1).is_none() { engine.set_max_operations(20_000_000); }
+    if std::env::args().nth(1).is_none() {
+        engine.set_max_operations(20_000_000);
+    }
     engine.register_fn("nat", |x: i64| x + 1);
     let src = r#"
 fn noop() { 1 }
@@ -19,10 +21,21 @@ fn cold() { helper(1) + helper(2) + nat(3) + this.mh(4) }
     let mut m = Map::new();
     m.insert("a".into(), Dynamic::from_array(vec![1.into(), 2.into()]));
     let mut data = Dynamic::from_map(m);
-    for (f, n) in [("noop", 100_000), ("loop1k", 1000), ("idx1k", 1000), ("nat1k", 1000), ("fn1k", 1000), ("meth1k", 1000), ("cold", 100_000)] {
+    for (f, n) in [
+        ("noop", 100_000),
+        ("loop1k", 1000),
+        ("idx1k", 1000),
+        ("nat1k", 1000),
+        ("fn1k", 1000),
+        ("meth1k", 1000),
+        ("cold", 100_000),
+    ] {
         let t = Instant::now();
         for _ in 0..n {
-            let o = CallFnOptions::new().eval_ast(false).rewind_scope(true).bind_this_ptr(&mut data);
+            let o = CallFnOptions::new()
+                .eval_ast(false)
+                .rewind_scope(true)
+                .bind_this_ptr(&mut data);
             let _: Dynamic = engine.call_fn_with_options(o, &mut Scope::new(), &ast, f, ()).unwrap();
         }
         println!("{f}: {:.3}us per call", t.elapsed().as_secs_f64() / n as f64 * 1e6);

@@ -5,10 +5,7 @@ use rulesmith_engine::{playout, record::Record, rng, Game, Status, Variant};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let path = args
-        .get(1)
-        .map(String::as_str)
-        .unwrap_or("variants/sirius-basic");
+    let path = args.get(1).map(String::as_str).unwrap_or("variants/sirius-basic");
     let games: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1000);
     let variant = Variant::load(path).unwrap_or_else(|e| panic!("{e}"));
     let players: usize = args

@@ -21,9 +21,7 @@ pub struct RandomBot {
 
 impl RandomBot {
     pub fn new(seed: u64) -> Self {
-        RandomBot {
-            rng: rng::seeded(seed),
-        }
+        RandomBot { rng: rng::seeded(seed) }
     }
 }
 

@@ -91,9 +91,14 @@ pub struct LoadError {
 
 impl LoadError {
     pub fn one(d: Diagnostic) -> Self {
-        LoadError {
-            diagnostics: vec![d],
-        }
+        LoadError { diagnostics: vec![d] }
+    }
+
+    /// Every problem, in file order then line order, as a reader expects.
+    pub fn new(mut diagnostics: Vec<Diagnostic>) -> Self {
+        diagnostics.sort_by(|a, b| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)));
+        diagnostics.dedup();
+        LoadError { diagnostics }
     }
 }
 
@@ -141,11 +146,7 @@ pub enum GameError {
     #[error("the game is over")]
     GameOver,
     #[error("{seats} players cannot play this variant (it takes {min} to {max})")]
-    Players {
-        seats: usize,
-        min: usize,
-        max: usize,
-    },
+    Players { seats: usize, min: usize, max: usize },
     /// The rule set broke one of the engine's contracts (e.g. a step with no
     /// legal action). This is a bug in the variant, not in the input.
     #[error("rule set error: {0}")]

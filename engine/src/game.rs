@@ -10,7 +10,9 @@ use crate::error::{Diagnostic, GameError, LoadError};
 use crate::notation::normalize;
 use crate::rng;
 use crate::script::{self, Compiled, Ctx, Info, Limits};
-use crate::state::{Action, ChanceSource, Core, Outcome, Seat, State, Status, StatusCell, ToMove};
+use crate::state::{
+    Action, ChanceSource, Core, History, Outcome, Seat, SecretDraw, State, Status, StatusCell, Step, ToMove,
+};
 use crate::variant::{Actor, FnRef, Variant};
 use rhai::{CallFnOptions, Dynamic, Engine, FuncArgs, Map, Scope, INT};
 use std::cell::RefCell;
@@ -34,19 +36,20 @@ impl Game {
         Game::with_limits(variant, Limits::default())
     }
 
-    pub fn with_limits(
-        variant: impl Into<Arc<Variant>>,
-        limits: Limits,
-    ) -> Result<Game, LoadError> {
+    pub fn with_limits(variant: impl Into<Arc<Variant>>, limits: Limits) -> Result<Game, LoadError> {
         let variant = variant.into();
         let info = Rc::new(Info::new(variant.clone()));
         let ctx = Rc::new(RefCell::new(Ctx::default()));
         let engine = script::build_engine(&info, &ctx, limits);
-        let compiled =
-            script::compile(&engine, &variant).map_err(|diagnostics| LoadError { diagnostics })?;
-        let _ = info
-            .functions
-            .set(compiled.signatures.iter().map(|(n, _)| n.clone()).collect());
+        let (compiled, cards) = match (script::compile(&engine, &variant), script::compile_cards(&engine, &variant)) {
+            (Ok(c), Ok(k)) => (c, k),
+            (a, b) => {
+                let diagnostics = a.err().into_iter().chain(b.err()).flatten().collect();
+                return Err(LoadError::new(diagnostics));
+            }
+        };
+        let _ = info.functions.set(compiled.signatures.iter().map(|(n, _)| n.clone()).collect());
+        let _ = info.card_scripts.set(cards);
         let game = Game {
             variant,
             engine,
@@ -57,9 +60,7 @@ impl Game {
         if problems.is_empty() {
             Ok(game)
         } else {
-            Err(LoadError {
-                diagnostics: problems,
-            })
+            Err(LoadError::new(problems))
         }
     }
 
@@ -166,18 +167,15 @@ impl Game {
                 .map(|d| (0..d.cards.len() as u16).collect())
                 .collect(),
             stats: vec![0; self.variant.stats.len()],
+            secrets: Vec::new(),
         };
         let mut state = State {
             core,
             data: Dynamic::from_map(Map::new()),
+            history: History::default(),
         };
         self.reset_ctx();
-        let setup = self
-            .variant
-            .setup
-            .as_ref()
-            .map(|f| f.name.clone())
-            .unwrap_or_default();
+        let setup = self.variant.setup.as_ref().map(|f| f.name.clone()).unwrap_or_default();
         self.run(&mut state, &setup, ())?;
         self.settle(&mut state)?;
         Ok(state)
@@ -193,11 +191,7 @@ impl Game {
 
     /// [`Game::legal_actions`] without copying: the state is lent to the
     /// scripts (hence `&mut`) and comes back unchanged.
-    pub fn legal_actions_into(
-        &self,
-        state: &mut State,
-        out: &mut Vec<Action>,
-    ) -> Result<(), GameError> {
+    pub fn legal_actions_into(&self, state: &mut State, out: &mut Vec<Action>) -> Result<(), GameError> {
         out.clear();
         let seat = match state.to_move() {
             ToMove::Decision(s) => s,
@@ -254,12 +248,9 @@ impl Game {
             .actions
             .get(action.kind as usize)
             .ok_or_else(|| GameError::Rules(format!("no action kind {}", action.kind)))?;
-        let args: Vec<Dynamic> = action
-            .values()
-            .iter()
-            .map(|&v| Dynamic::from_int(v as INT))
-            .collect();
+        let args: Vec<Dynamic> = action.values().iter().map(|&v| Dynamic::from_int(v as INT)).collect();
         self.transaction(state, |g, s| {
+            s.history.push(Step::Decision(action));
             g.run(s, &def.apply.name, args)?;
             g.settle(s)
         })
@@ -271,9 +262,7 @@ impl Game {
             return Vec::new();
         };
         match p.source {
-            ChanceSource::Dice { sides } => (1..=sides)
-                .map(|f| (Outcome::Face(f), 1.0 / sides as f64))
-                .collect(),
+            ChanceSource::Dice { sides } => (1..=sides).map(|f| (Outcome::Face(f), 1.0 / sides as f64)).collect(),
             ChanceSource::Deck { deck, .. } => {
                 let left = &state.core.decks[deck];
                 left.iter()
@@ -292,11 +281,7 @@ impl Game {
     }
 
     /// Draws the next chance outcome from `rng`.
-    pub fn sample_outcome<R: rand::Rng + ?Sized>(
-        &self,
-        state: &State,
-        rng: &mut R,
-    ) -> Option<Outcome> {
+    pub fn sample_outcome<R: rand::Rng + ?Sized>(&self, state: &State, rng: &mut R) -> Option<Outcome> {
         let p = state.core.chance.as_ref()?;
         Some(match p.source {
             ChanceSource::Dice { sides } => Outcome::Face(rng::below(rng, sides) + 1),
@@ -315,8 +300,24 @@ impl Game {
     pub fn apply_outcome(&self, state: &mut State, outcome: Outcome) -> Result<(), GameError> {
         self.check_outcome(state, outcome)?;
         self.transaction(state, |g, s| {
+            s.history.push(Step::Chance(outcome));
             let p = s.core.chance.as_mut().expect("checked above");
             p.got.push(outcome);
+            if let (
+                Outcome::Card { deck, card },
+                ChanceSource::Deck {
+                    visible_to: Some(seen_by),
+                    ..
+                },
+            ) = (outcome, &p.source)
+            {
+                s.core.secrets.push(SecretDraw {
+                    deck,
+                    card,
+                    seen_by: *seen_by,
+                    revealed: false,
+                });
+            }
             if let Outcome::Card { deck, card } = outcome {
                 let left = &mut s.core.decks[deck as usize];
                 if let Some(i) = left.iter().position(|&c| c == card) {
@@ -336,6 +337,79 @@ impl Game {
     /// Payoffs, 1 for the winner and -1 for the others; 0 for all otherwise.
     pub fn returns(&self, state: &State) -> Vec<f64> {
         state.returns()
+    }
+
+    // ----- hidden information ---------------------------------------------
+
+    /// A state that `viewer` cannot tell from `state`: every card dealt in
+    /// secret to another seat and not yet revealed is replaced by one drawn
+    /// at random from the cards `viewer` cannot place, and the game is
+    /// replayed. `None` views as a spectator (every secret resampled).
+    ///
+    /// Bots that must not peek (information-set search) decide on such
+    /// states only. If a resampled world makes a past action illegal, another
+    /// is drawn; after a few failures the true secrets of that kind are kept.
+    pub fn determinize<R: rand::Rng + ?Sized>(
+        &self,
+        state: &State,
+        viewer: Option<Seat>,
+        rng: &mut R,
+    ) -> Result<State, GameError> {
+        let hidden: Vec<usize> = (0..state.core.secrets.len())
+            .filter(|&i| {
+                let s = &state.core.secrets[i];
+                !s.revealed && Some(s.seen_by) != viewer
+            })
+            .collect();
+        if hidden.is_empty() {
+            return Ok(state.clone());
+        }
+        for _attempt in 0..8 {
+            // The cards the viewer cannot place: the hidden ones and the
+            // undealt ones, per deck.
+            let mut swap: Vec<(usize, u16)> = Vec::with_capacity(hidden.len());
+            let mut pools: Vec<Vec<u16>> = state.core.decks.clone();
+            for &i in &hidden {
+                let s = &state.core.secrets[i];
+                pools[s.deck as usize].push(s.card);
+            }
+            for &i in &hidden {
+                let pool = &mut pools[state.core.secrets[i].deck as usize];
+                let k = rng::below(rng, pool.len() as u32) as usize;
+                swap.push((i, pool.swap_remove(k)));
+            }
+            if let Ok(s) = self.replay_with(state, &swap) {
+                return Ok(s);
+            }
+        }
+        Ok(state.clone())
+    }
+
+    /// Replays `state`'s history with secret draw `i` giving card `c` for
+    /// every `(i, c)` in `swap`.
+    fn replay_with(&self, state: &State, swap: &[(usize, u16)]) -> Result<State, GameError> {
+        let mut s = self.new_game(state.core.seats)?;
+        let mut secret_index = 0;
+        for step in state.history.to_vec() {
+            match step {
+                Step::Decision(a) => self.apply_action(&mut s, a)?,
+                Step::Chance(mut o) => {
+                    if let Some(ChanceSource::Deck {
+                        visible_to: Some(_), ..
+                    }) = s.core.chance.as_ref().map(|p| &p.source)
+                    {
+                        if let (Some(&(_, card)), Outcome::Card { deck, .. }) =
+                            (swap.iter().find(|(i, _)| *i == secret_index), o)
+                        {
+                            o = Outcome::Card { deck, card };
+                        }
+                        secret_index += 1;
+                    }
+                    self.apply_outcome(&mut s, o)?;
+                }
+            }
+        }
+        Ok(s)
     }
 
     // ----- notation ------------------------------------------------------
@@ -368,9 +442,7 @@ impl Game {
     pub fn outcome_text(&self, outcome: Outcome) -> String {
         match outcome {
             Outcome::Face(f) => f.to_string(),
-            Outcome::Card { deck, card } => self.variant.decks[deck as usize].cards[card as usize]
-                .id
-                .clone(),
+            Outcome::Card { deck, card } => self.variant.decks[deck as usize].cards[card as usize].id.clone(),
         }
     }
 
@@ -409,11 +481,7 @@ impl Game {
                             .iter()
                             .map(|&c| d.cards[c as usize].id.as_str())
                             .collect();
-                        Err(bad(format!(
-                            "a card of deck '{}': {}",
-                            d.name,
-                            left.join(", ")
-                        )))
+                        Err(bad(format!("a card of deck '{}': {}", d.name, left.join(", "))))
                     }
                 }
             }
@@ -439,15 +507,8 @@ impl Game {
     /// Who decides next, in words.
     pub fn decision_expectation(&self, state: &State) -> String {
         match state.to_move() {
-            ToMove::Decision(s) => format!(
-                "P{} decides next ({})",
-                s + 1,
-                self.variant.steps[state.core.step].name
-            ),
-            ToMove::Chance => format!(
-                "a chance outcome is due: {}",
-                self.chance_expectation(state)
-            ),
+            ToMove::Decision(s) => format!("P{} decides next ({})", s + 1, self.variant.steps[state.core.step].name),
+            ToMove::Chance => format!("a chance outcome is due: {}", self.chance_expectation(state)),
             ToMove::Terminal => "the game is over".into(),
         }
     }
@@ -461,11 +522,7 @@ impl Game {
 
     /// The state summary as JSON: `status`, `winner`, `to_move`, then what
     /// the rule set's summary function returns for `viewer` (None: all).
-    pub fn summary(
-        &self,
-        state: &State,
-        viewer: Option<Seat>,
-    ) -> Result<serde_json::Value, GameError> {
+    pub fn summary(&self, state: &State, viewer: Option<Seat>) -> Result<serde_json::Value, GameError> {
         use serde_json::{json, Value};
         let (status, winner) = match state.status() {
             Status::Ongoing => ("ongoing", Value::Null),
@@ -482,8 +539,8 @@ impl Game {
         obj.insert("to_move".into(), to_move);
         if let Some(f) = &self.variant.summary {
             let data = self.call_readonly(state, &f.name, (viewer.map_or(-1, |v| v as INT),))?;
-            let value = serde_json::to_value(&data)
-                .map_err(|e| GameError::Rules(format!("summary is not plain data: {e}")))?;
+            let value =
+                serde_json::to_value(&data).map_err(|e| GameError::Rules(format!("summary is not plain data: {e}")))?;
             match value {
                 Value::Object(m) => obj.extend(m),
                 Value::Null => {}
@@ -592,28 +649,17 @@ impl Game {
     }
 
     /// Calls a script function with the state's data as `this`.
-    fn call(
-        &self,
-        state: &mut State,
-        name: &str,
-        args: impl FuncArgs,
-    ) -> Result<Dynamic, GameError> {
+    fn call(&self, state: &mut State, name: &str, args: impl FuncArgs) -> Result<Dynamic, GameError> {
         self.ctx.borrow_mut().core = std::mem::take(&mut state.core);
         let options = CallFnOptions::new()
             .eval_ast(false)
             .rewind_scope(true)
             .bind_this_ptr(&mut state.data);
-        let result = self.engine.call_fn_with_options::<Dynamic>(
-            options,
-            &mut Scope::new(),
-            &self.compiled.ast,
-            name,
-            args,
-        );
+        let result =
+            self.engine
+                .call_fn_with_options::<Dynamic>(options, &mut Scope::new(), &self.compiled.ast, name, args);
         state.core = std::mem::take(&mut self.ctx.borrow_mut().core);
-        result.map_err(|e| {
-            script::script_error(&self.variant, &self.compiled.fn_files, name, *e).into()
-        })
+        result.map_err(|e| script::script_error(&self.variant, &self.compiled.fn_files, name, *e).into())
     }
 
     /// Calls a script function for its effect on the state.
@@ -623,12 +669,7 @@ impl Game {
 
     /// Calls a script function on a copy: for queries that must not change
     /// the state (summary, render, invariants).
-    fn call_readonly(
-        &self,
-        state: &State,
-        name: &str,
-        args: impl FuncArgs,
-    ) -> Result<Dynamic, GameError> {
+    fn call_readonly(&self, state: &State, name: &str, args: impl FuncArgs) -> Result<Dynamic, GameError> {
         let mut scratch = state.clone();
         let r = self.call(&mut scratch, name, args);
         self.reset_ctx();
@@ -640,9 +681,7 @@ impl Game {
     fn settle(&self, state: &mut State) -> Result<(), GameError> {
         for _ in 0..MAX_TRANSITIONS {
             if self.variant.last_standing && state.core.seats > 1 && !state.is_terminal() {
-                let in_play: Vec<Seat> = (0..state.core.seats)
-                    .filter(|&s| !state.core.out[s])
-                    .collect();
+                let in_play: Vec<Seat> = (0..state.core.seats).filter(|&s| !state.core.out[s]).collect();
                 match in_play.as_slice() {
                     [] => state.core.status.0 = Status::Draw,
                     [one] => state.core.status.0 = Status::Won(*one),
@@ -657,11 +696,7 @@ impl Game {
             }
             let (start, end_turn, enter) = {
                 let mut c = self.ctx.borrow_mut();
-                (
-                    c.start_turns.take(),
-                    std::mem::take(&mut c.end_turn),
-                    c.enter.take(),
-                )
+                (c.start_turns.take(), std::mem::take(&mut c.end_turn), c.enter.take())
             };
             if let Some(seat) = start {
                 state.core.active = Some(seat);
@@ -722,9 +757,7 @@ impl Game {
         }
         let n = state.core.seats;
         let from = state.core.active.unwrap_or(0);
-        let next = (1..=n)
-            .map(|k| (from + k) % n)
-            .find(|&s| !state.core.out[s]);
+        let next = (1..=n).map(|k| (from + k) % n).find(|&s| !state.core.out[s]);
         let Some(next) = next else {
             state.core.status.0 = Status::Draw;
             return Ok(());
@@ -753,10 +786,7 @@ fn order_keys(v: serde_json::Value, order: &[String]) -> serde_json::Value {
     use serde_json::Value;
     match v {
         Value::Object(m) => {
-            let mut entries: Vec<(String, Value)> = m
-                .into_iter()
-                .map(|(k, v)| (k, order_keys(v, order)))
-                .collect();
+            let mut entries: Vec<(String, Value)> = m.into_iter().map(|(k, v)| (k, order_keys(v, order))).collect();
             entries.sort_by_key(|(k, _)| order.iter().position(|o| o == k).unwrap_or(usize::MAX));
             Value::Object(entries.into_iter().collect())
         }

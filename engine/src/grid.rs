@@ -40,9 +40,7 @@ struct Frame {
 
 impl Frame {
     fn without(cols: &[i64], rows: &[i64], mover: Option<usize>) -> Frame {
-        let others: Vec<usize> = (0..cols.len())
-            .filter(|&i| cols[i] >= 0 && Some(i) != mover)
-            .collect();
+        let others: Vec<usize> = (0..cols.len()).filter(|&i| cols[i] >= 0 && Some(i) != mover).collect();
         let cs = ranks(others.iter().map(|&i| cols[i]));
         let rs = ranks(others.iter().map(|&i| rows[i]));
         let cells = others
@@ -70,12 +68,9 @@ impl Frame {
 pub fn slots(cols: &[i64], rows: &[i64], mover: Option<usize>) -> Vec<(i64, i64)> {
     let f = Frame::without(cols, rows, mover);
     let (c_max, r_max) = (2 * f.cols.len() as i64, 2 * f.rows.len() as i64);
-    let current = mover.filter(|&m| cols[m] >= 0).map(|m| {
-        (
-            Frame::slot_of(&f.cols, cols[m]),
-            Frame::slot_of(&f.rows, rows[m]),
-        )
-    });
+    let current = mover
+        .filter(|&m| cols[m] >= 0)
+        .map(|m| (Frame::slot_of(&f.cols, cols[m]), Frame::slot_of(&f.rows, rows[m])));
     let mut out = Vec::with_capacity(((c_max + 1) * (r_max + 1)) as usize);
     for c in 0..=c_max {
         for r in 0..=r_max {

@@ -33,11 +33,7 @@ pub struct Template {
 
 impl Template {
     /// Compiles `text`; `lookup` resolves a slot's type name to its type.
-    pub fn compile(
-        name: &str,
-        text: &str,
-        lookup: impl Fn(&str) -> Option<SlotType>,
-    ) -> Result<Template, String> {
+    pub fn compile(name: &str, text: &str, lookup: impl Fn(&str) -> Option<SlotType>) -> Result<Template, String> {
         let normalized = text.split_whitespace().collect::<Vec<_>>().join(" ");
         if normalized.is_empty() {
             return Err("an action's text cannot be empty".into());
@@ -89,10 +85,7 @@ impl Template {
 
     /// Number of values the template carries.
     pub fn arity(&self) -> usize {
-        self.parts
-            .iter()
-            .filter(|p| matches!(p, Part::Slot(_)))
-            .count()
+        self.parts.iter().filter(|p| matches!(p, Part::Slot(_))).count()
     }
 
     /// The slot types, in order.
@@ -248,12 +241,7 @@ mod tests {
 
     #[test]
     fn round_trips_text_with_every_slot_type() {
-        let t = Template::compile(
-            "lock",
-            "lock {side} {seat}.{side} at {c:int},{r:int}",
-            lookup,
-        )
-        .unwrap();
+        let t = Template::compile("lock", "lock {side} {seat}.{side} at {c:int},{r:int}", lookup).unwrap();
         assert_eq!(t.arity(), 5);
         let a = t.parse(3, "lock ne P12.e at 10,0").unwrap();
         assert_eq!(a.kind, 3);

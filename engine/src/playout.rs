@@ -30,9 +30,7 @@ pub fn random_playout<R: rand::Rng + ?Sized>(
         match state.to_move() {
             ToMove::Terminal => return Ok(counts),
             ToMove::Chance => {
-                let o = game
-                    .sample_outcome(state, rng)
-                    .expect("a chance node has outcomes");
+                let o = game.sample_outcome(state, rng).expect("a chance node has outcomes");
                 if let Some(r) = record.as_deref_mut() {
                     r.chance(game.outcome_text(o));
                 }

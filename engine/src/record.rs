@@ -98,11 +98,7 @@ pub fn parse(text: &str, file: &Path) -> Result<Vec<Line>, RecordError> {
                         "'{content}': a chance line needs an outcome, e.g. 'chance 4'"
                     )))
                 }
-                _ => {
-                    return Err(err(format!(
-                        "'{content}': a chance line holds exactly one outcome"
-                    )))
-                }
+                _ => return Err(err(format!("'{content}': a chance line holds exactly one outcome"))),
             }
         } else if let Some(seat) = parse_seat(first) {
             let action = tokens.collect::<Vec<_>>().join(" ");
@@ -113,7 +109,9 @@ pub fn parse(text: &str, file: &Path) -> Result<Vec<Line>, RecordError> {
             }
             Entry::Decision { seat, action }
         } else {
-            return Err(err(format!("'{content}': expected 'Pk ACTION' (a seat such as P1, then an action) or 'chance OUTCOME'")));
+            return Err(err(format!(
+                "'{content}': expected 'Pk ACTION' (a seat such as P1, then an action) or 'chance OUTCOME'"
+            )));
         };
         out.push(Line {
             number,
@@ -129,11 +127,7 @@ fn parse_seat(token: &str) -> Option<Seat> {
     if digits.is_empty() || digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    digits
-        .parse::<usize>()
-        .ok()
-        .filter(|&k| k >= 1)
-        .map(|k| k - 1)
+    digits.parse::<usize>().ok().filter(|&k| k >= 1).map(|k| k - 1)
 }
 
 /// Replays record `text` (read from `file`) in a new game of `players`
@@ -168,12 +162,7 @@ pub fn replay(game: &Game, players: usize, text: &str, file: &Path) -> Result<St
 }
 
 /// Applies one record line, or says why it does not fit.
-pub fn apply_line(
-    game: &Game,
-    state: &mut State,
-    line: &Line,
-    file: &Path,
-) -> Result<(), RecordError> {
+pub fn apply_line(game: &Game, state: &mut State, line: &Line, file: &Path) -> Result<(), RecordError> {
     let fail = |message: String, cause: Option<GameError>| RecordError {
         file: PathBuf::from(file),
         line: line.number,
@@ -187,24 +176,16 @@ pub fn apply_line(
             Some(GameError::GameOver),
         )),
         (Entry::Chance(x), ToMove::Chance) => {
-            let outcome: Outcome = game
-                .parse_outcome(state, x)
-                .map_err(|e| fail(e.to_string(), Some(e)))?;
+            let outcome: Outcome = game.parse_outcome(state, x).map_err(|e| fail(e.to_string(), Some(e)))?;
             game.apply_outcome(state, outcome)
                 .map_err(|e| fail(e.to_string(), Some(e)))
         }
         (Entry::Chance(_), ToMove::Decision(_)) => Err(fail(
-            format!(
-                "no chance outcome is due here: {}",
-                game.decision_expectation(state)
-            ),
+            format!("no chance outcome is due here: {}", game.decision_expectation(state)),
             None,
         )),
         (Entry::Decision { .. }, ToMove::Chance) => Err(fail(
-            format!(
-                "a chance line is due here: {}",
-                game.chance_expectation(state)
-            ),
+            format!("a chance line is due here: {}", game.chance_expectation(state)),
             None,
         )),
         (Entry::Decision { seat, action }, ToMove::Decision(to_move)) => {
@@ -228,9 +209,7 @@ pub fn apply_line(
                     None,
                 ));
             }
-            let legal = game
-                .legal_actions(state)
-                .map_err(|e| fail(e.to_string(), Some(e)))?;
+            let legal = game.legal_actions(state).map_err(|e| fail(e.to_string(), Some(e)))?;
             let Some(a) = game.parse_action(action) else {
                 let e = GameError::Unparsable {
                     text: action.clone(),
@@ -245,8 +224,7 @@ pub fn apply_line(
                 };
                 return Err(fail(e.to_string(), Some(e)));
             }
-            game.apply_trusted(state, a)
-                .map_err(|e| fail(e.to_string(), Some(e)))
+            game.apply_trusted(state, a).map_err(|e| fail(e.to_string(), Some(e)))
         }
     }
 }
@@ -282,10 +260,7 @@ mod tests {
         ] {
             let e = parse(text, Path::new("r.txt")).unwrap_err();
             assert!(e.message.contains(needle), "{text:?}: {}", e.message);
-            assert_eq!(
-                e.line,
-                text.lines().position(|l| !l.is_empty()).unwrap() + 1
-            );
+            assert_eq!(e.line, text.lines().position(|l| !l.is_empty()).unwrap() + 1);
         }
     }
 

@@ -13,7 +13,10 @@ use crate::error::{Diagnostic, ScriptError};
 use crate::grid;
 use crate::state::{Action, ChanceSource, Core, PendingChance, Seat, Status};
 use crate::variant::{Value, Variant};
-use rhai::{Array, Dynamic, Engine, EvalAltResult, ImmutableString, Map, Position, AST, INT};
+use rhai::{
+    Array, CallFnOptions, Dynamic, Engine, EvalAltResult, ImmutableString, Map, NativeCallContext, Position, Scope,
+    AST, INT,
+};
 use std::cell::{OnceCell, RefCell};
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -73,6 +76,14 @@ pub(crate) struct Info {
     stat_index: HashMap<String, usize>,
     /// Names of every script function, set once the scripts are compiled.
     pub functions: OnceCell<HashSet<String>>,
+    /// Compiled card scripts, by deck then card (None: a card without one).
+    pub card_scripts: OnceCell<Vec<Vec<Option<CardScript>>>>,
+}
+
+/// A card's own script: the hooks it defines.
+pub(crate) struct CardScript {
+    pub ast: AST,
+    pub fn_files: HashMap<String, usize>,
 }
 
 impl Info {
@@ -93,11 +104,7 @@ impl Info {
                         let mut m = Map::new();
                         m.insert("id".into(), Dynamic::from(c.id.clone()));
                         for f in &d.fields {
-                            let val = c
-                                .fields
-                                .get(&f.name)
-                                .map(to_dynamic)
-                                .unwrap_or(Dynamic::UNIT);
+                            let val = c.fields.get(&f.name).map(to_dynamic).unwrap_or(Dynamic::UNIT);
                             m.insert(f.name.as_str().into(), val);
                         }
                         m
@@ -112,36 +119,18 @@ impl Info {
                 .enumerate()
                 .map(|(i, a)| (a.template.name.clone(), i as u16))
                 .collect(),
-            step_index: v
-                .steps
-                .iter()
-                .enumerate()
-                .map(|(i, s)| (s.name.clone(), i))
-                .collect(),
-            step_names: v
-                .steps
-                .iter()
-                .map(|s| ImmutableString::from(s.name.as_str()))
-                .collect(),
+            step_index: v.steps.iter().enumerate().map(|(i, s)| (s.name.clone(), i)).collect(),
+            step_names: v.steps.iter().map(|s| ImmutableString::from(s.name.as_str())).collect(),
             params: v
                 .params
                 .iter()
                 .map(|p| (p.name.clone(), to_dynamic(&p.value)))
                 .collect(),
-            deck_index: v
-                .decks
-                .iter()
-                .enumerate()
-                .map(|(i, d)| (d.name.clone(), i))
-                .collect(),
+            deck_index: v.decks.iter().enumerate().map(|(i, d)| (d.name.clone(), i)).collect(),
             cards,
-            stat_index: v
-                .stats
-                .iter()
-                .enumerate()
-                .map(|(i, (n, _))| (n.clone(), i))
-                .collect(),
+            stat_index: v.stats.iter().enumerate().map(|(i, (n, _))| (n.clone(), i)).collect(),
             functions: OnceCell::new(),
+            card_scripts: OnceCell::new(),
             variant,
         }
     }
@@ -149,19 +138,16 @@ impl Info {
     fn deck(&self, name: &str) -> NativeResult<usize> {
         self.deck_index.get(name).copied().ok_or_else(|| {
             let known: Vec<_> = self.variant.decks.iter().map(|d| d.name.as_str()).collect();
-            format!(
-                "unknown deck '{name}' (declared decks: {})",
-                known.join(", ")
-            )
-            .into()
+            format!("unknown deck '{name}' (declared decks: {})", known.join(", ")).into()
         })
     }
 
     fn check_continuation(&self, then: &str) -> NativeResult<()> {
         match self.functions.get() {
-            Some(f) if !f.contains(then) => {
-                Err(format!("no script function '{then}' to receive the outcomes (it takes one argument, the array of outcomes)").into())
-            }
+            Some(f) if !f.contains(then) => Err(format!(
+                "no script function '{then}' to receive the outcomes (it takes one argument, the array of outcomes)"
+            )
+            .into()),
             _ => Ok(()),
         }
     }
@@ -195,6 +181,7 @@ pub(crate) fn build_engine(info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>, limits: Limi
     register_flow(&mut engine, info, ctx);
     register_add(&mut engine, info, ctx);
     register_chance(&mut engine, info, ctx);
+    register_cards(&mut engine, info, ctx);
     register_helpers(&mut engine);
     engine
 }
@@ -204,13 +191,9 @@ fn register_queries(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>
     let c = ctx.clone();
     engine.register_fn("seats", move || c.borrow().core.seats as INT);
     let c = ctx.clone();
-    engine.register_fn("active", move || {
-        c.borrow().core.active.map_or(-1, |s| s as INT)
-    });
+    engine.register_fn("active", move || c.borrow().core.active.map_or(-1, |s| s as INT));
     let c = ctx.clone();
-    engine.register_fn("actor", move || {
-        c.borrow().core.actor.map_or(-1, |s| s as INT)
-    });
+    engine.register_fn("actor", move || c.borrow().core.actor.map_or(-1, |s| s as INT));
     let c = ctx.clone();
     engine.register_fn("turn", move || c.borrow().core.turn as INT);
     let c = ctx.clone();
@@ -239,11 +222,7 @@ fn register_queries(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>
     engine.register_fn("param", move |name: &str| -> NativeResult<Dynamic> {
         i.params.get(name).cloned().ok_or_else(|| {
             let known: Vec<_> = i.variant.params.iter().map(|p| p.name.as_str()).collect();
-            format!(
-                "unknown parameter '{name}' (declared: {})",
-                known.join(", ")
-            )
-            .into()
+            format!("unknown parameter '{name}' (declared: {})", known.join(", ")).into()
         })
     });
     let i = info.clone();
@@ -327,17 +306,12 @@ fn register_flow(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) {
         Ok(())
     });
     let c = ctx.clone();
-    engine.register_fn("draw_game", move || {
-        c.borrow_mut().core.status.0 = Status::Draw
-    });
+    engine.register_fn("draw_game", move || c.borrow_mut().core.status.0 = Status::Draw);
     let (c, i) = (ctx.clone(), info.clone());
     engine.register_fn("stat", move |name: &str, delta: INT| -> NativeResult<()> {
         let idx = *i.stat_index.get(name).ok_or_else(|| {
             let known: Vec<_> = i.variant.stats.iter().map(|(n, _)| n.as_str()).collect();
-            format!(
-                "unknown statistic '{name}' (declared in [stats]: {})",
-                known.join(", ")
-            )
+            format!("unknown statistic '{name}' (declared in [stats]: {})", known.join(", "))
         })?;
         c.borrow_mut().core.stats[idx] += delta;
         Ok(())
@@ -348,17 +322,10 @@ fn register_flow(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) {
 fn register_add(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) {
     fn push(ctx: &RefCell<Ctx>, info: &Info, name: &str, values: &[INT]) -> NativeResult<()> {
         let kind = *info.action_index.get(name).ok_or_else(|| {
-            let known: Vec<_> = info
-                .variant
-                .actions
-                .iter()
-                .map(|a| a.template.name.as_str())
-                .collect();
+            let known: Vec<_> = info.variant.actions.iter().map(|a| a.template.name.as_str()).collect();
             format!("unknown action '{name}' (declared: {})", known.join(", "))
         })?;
-        info.variant.actions[kind as usize]
-            .template
-            .check_values(values)?;
+        info.variant.actions[kind as usize].template.check_values(values)?;
         let mut c = ctx.borrow_mut();
         if !c.collecting {
             return Err("add() may only be called from a step's legal function".into());
@@ -396,14 +363,28 @@ fn register_add(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) {
                     if let Ok(x) = alt.as_int() {
                         alts.push(vec![x]);
                     } else if let Some(inner) = alt.read_lock::<Array>() {
-                        alts.push(inner.iter().map(|v| v.as_int()).collect::<Result<Vec<_>, _>>().map_err(|t| format!("add_all: expected numbers, found {t}"))?);
+                        alts.push(
+                            inner
+                                .iter()
+                                .map(|v| v.as_int())
+                                .collect::<Result<Vec<_>, _>>()
+                                .map_err(|t| format!("add_all: expected numbers, found {t}"))?,
+                        );
                     } else {
-                        return Err(format!("add_all: a choice must be a number or an array of numbers, found {}", alt.type_name()).into());
+                        return Err(format!(
+                            "add_all: a choice must be a number or an array of numbers, found {}",
+                            alt.type_name()
+                        )
+                        .into());
                     }
                 }
                 alts
             } else {
-                return Err(format!("add_all: a domain must be a number or an array, found {}", d.type_name()).into());
+                return Err(format!(
+                    "add_all: a domain must be a number or an array, found {}",
+                    d.type_name()
+                )
+                .into());
             };
             if alts.is_empty() {
                 return Ok(());
@@ -447,36 +428,25 @@ fn register_chance(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>)
     fn request(ctx: &RefCell<Ctx>, p: PendingChance) -> NativeResult<()> {
         let mut c = ctx.borrow_mut();
         if c.core.chance.is_some() {
-            return Err(
-                "a chance event is already pending: request the next one from its continuation"
-                    .into(),
-            );
+            return Err("a chance event is already pending: request the next one from its continuation".into());
         }
         c.core.chance = Some(p);
         Ok(())
     }
     let (c, i) = (ctx.clone(), info.clone());
-    engine.register_fn(
-        "roll",
-        move |count: INT, sides: INT, then: &str| -> NativeResult<()> {
-            if !(1..=1000).contains(&count) || !(1..=1_000_000).contains(&sides) {
-                return Err(format!(
-                    "roll({count}, {sides}, ..): need 1..=1000 dice of 1..=1000000 faces"
-                )
-                .into());
-            }
-            i.check_continuation(then)?;
-            let p = PendingChance {
-                source: ChanceSource::Dice {
-                    sides: sides as u32,
-                },
-                needed: count as u32,
-                got: Vec::new(),
-                then: then.into(),
-            };
-            request(&c, p)
-        },
-    );
+    engine.register_fn("roll", move |count: INT, sides: INT, then: &str| -> NativeResult<()> {
+        if !(1..=1000).contains(&count) || !(1..=1_000_000).contains(&sides) {
+            return Err(format!("roll({count}, {sides}, ..): need 1..=1000 dice of 1..=1000000 faces").into());
+        }
+        i.check_continuation(then)?;
+        let p = PendingChance {
+            source: ChanceSource::Dice { sides: sides as u32 },
+            needed: count as u32,
+            got: Vec::new(),
+            then: then.into(),
+        };
+        request(&c, p)
+    });
     let draw = |secret: bool| {
         let (c, i) = (ctx.clone(), info.clone());
         move |deck: &str, seat: INT, then: &str| -> NativeResult<()> {
@@ -491,10 +461,7 @@ fn register_chance(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>)
                 return Err(format!("deck '{deck}' is empty").into());
             }
             let p = PendingChance {
-                source: ChanceSource::Deck {
-                    deck: d,
-                    visible_to,
-                },
+                source: ChanceSource::Deck { deck: d, visible_to },
                 needed: 1,
                 got: Vec::new(),
                 then: then.into(),
@@ -505,6 +472,86 @@ fn register_chance(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>)
     engine.register_fn("draw_secret", draw(true));
     let public = draw(false);
     engine.register_fn("draw", move |deck: &str, then: &str| public(deck, -1, then));
+}
+
+/// Cards: revealing secrets, and running a card's own script.
+fn register_cards(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) {
+    // reveal(deck, id): a card dealt in secret becomes known to all.
+    let (c, i) = (ctx.clone(), info.clone());
+    engine.register_fn("reveal", move |deck: &str, id: &str| -> NativeResult<()> {
+        let d = i.deck(deck)?;
+        let card = i.variant.decks[d]
+            .card_index(id)
+            .ok_or_else(|| format!("deck '{deck}' has no card '{id}'"))? as u16;
+        for s in c.borrow_mut().core.secrets.iter_mut() {
+            if s.deck as usize == d && s.card == card {
+                s.revealed = true;
+            }
+        }
+        Ok(())
+    });
+    // this.card_hook(deck, id, hook, args): runs the card's hook with the
+    // game data as `this`; () when the card has no such hook.
+    let i = info.clone();
+    engine.register_fn(
+        "card_hook",
+        move |nc: NativeCallContext,
+              data: &mut Map,
+              deck: &str,
+              id: &str,
+              hook: &str,
+              args: Array|
+              -> NativeResult<Dynamic> {
+            let d = i.deck(deck)?;
+            let dk = &i.variant.decks[d];
+            let card = dk
+                .card_index(id)
+                .ok_or_else(|| format!("deck '{deck}' has no card '{id}'"))?;
+            match dk.hooks.get(hook) {
+                Some(&n) if n == args.len() => {}
+                Some(&n) => {
+                    return Err(format!(
+                        "hook '{hook}' of deck '{deck}' takes {n} argument(s), not {}",
+                        args.len()
+                    )
+                    .into())
+                }
+                None => {
+                    let known: Vec<String> = dk.hooks.iter().map(|(h, n)| format!("{h}/{n}")).collect();
+                    return Err(format!(
+                        "deck '{deck}' declares no hook '{hook}' (declared: {})",
+                        known.join(", ")
+                    )
+                    .into());
+                }
+            }
+            let Some(script) = i.card_scripts.get().and_then(|v| v[d][card].as_ref()) else {
+                return Ok(Dynamic::UNIT);
+            };
+            if !script.fn_files.contains_key(hook) {
+                return Ok(Dynamic::UNIT);
+            }
+            // Lend the data to the card's script as `this` (a move, not a copy).
+            let mut this = Dynamic::from_map(std::mem::take(data));
+            let options = CallFnOptions::new()
+                .eval_ast(false)
+                .rewind_scope(true)
+                .bind_this_ptr(&mut this);
+            let result =
+                nc.engine()
+                    .call_fn_with_options::<Dynamic>(options, &mut Scope::new(), &script.ast, hook, args);
+            match this.try_cast::<Map>() {
+                Some(m) => *data = m,
+                None => {
+                    return Err(format!("card '{id}': hook '{hook}' replaced the game data with something else").into())
+                }
+            }
+            result.map_err(|e| {
+                let err = script_error(&i.variant, &script.fn_files, hook, *e);
+                format!("card '{id}': {err}").into()
+            })
+        },
+    );
 }
 
 /// Generic helpers that keep heavy lifting out of the interpreter.
@@ -528,35 +575,45 @@ fn register_helpers(engine: &mut Engine) {
         Ok(v.len() as INT)
     });
     // Ordinal grid (see grid.rs): slots for a mover, moving, compacting.
-    engine.register_fn("grid_slots", |cols: Array, rows: Array, mover: INT| -> NativeResult<Array> {
-        let (c, r) = (ints(&cols)?, ints(&rows)?);
-        if c.len() != r.len() || mover >= c.len() as INT {
-            return Err("grid_slots: cols and rows must have one entry per piece, and mover must be a piece".into());
-        }
-        let m = (mover >= 0).then_some(mover as usize);
-        Ok(grid::slots(&c, &r, m).into_iter().map(|(x, y)| Dynamic::from_array(vec![x.into(), y.into()])).collect())
-    });
-    engine.register_fn("grid_place", |cols: Array, rows: Array, mover: INT, col: INT, row: INT| -> NativeResult<Array> {
-        let (mut c, mut r) = (ints(&cols)?, ints(&rows)?);
-        if c.len() != r.len() || mover < 0 || mover >= c.len() as INT {
-            return Err("grid_place: cols and rows must have one entry per piece, and mover must be a piece".into());
-        }
-        if !grid::place(&mut c, &mut r, mover as usize, col, row) {
-            return Err(format!("grid_place: {col},{row} is not a free slot for piece {mover}").into());
-        }
-        Ok(vec![to_array(&c).into(), to_array(&r).into()])
-    });
     engine.register_fn(
-        "grid_compact",
-        |cols: Array, rows: Array| -> NativeResult<Array> {
-            let (mut c, mut r) = (ints(&cols)?, ints(&rows)?);
-            if c.len() != r.len() {
-                return Err("grid_compact: cols and rows must have one entry per piece".into());
+        "grid_slots",
+        |cols: Array, rows: Array, mover: INT| -> NativeResult<Array> {
+            let (c, r) = (ints(&cols)?, ints(&rows)?);
+            if c.len() != r.len() || mover >= c.len() as INT {
+                return Err(
+                    "grid_slots: cols and rows must have one entry per piece, and mover must be a piece".into(),
+                );
             }
-            grid::compact(&mut c, &mut r);
+            let m = (mover >= 0).then_some(mover as usize);
+            Ok(grid::slots(&c, &r, m)
+                .into_iter()
+                .map(|(x, y)| Dynamic::from_array(vec![x.into(), y.into()]))
+                .collect())
+        },
+    );
+    engine.register_fn(
+        "grid_place",
+        |cols: Array, rows: Array, mover: INT, col: INT, row: INT| -> NativeResult<Array> {
+            let (mut c, mut r) = (ints(&cols)?, ints(&rows)?);
+            if c.len() != r.len() || mover < 0 || mover >= c.len() as INT {
+                return Err(
+                    "grid_place: cols and rows must have one entry per piece, and mover must be a piece".into(),
+                );
+            }
+            if !grid::place(&mut c, &mut r, mover as usize, col, row) {
+                return Err(format!("grid_place: {col},{row} is not a free slot for piece {mover}").into());
+            }
             Ok(vec![to_array(&c).into(), to_array(&r).into()])
         },
     );
+    engine.register_fn("grid_compact", |cols: Array, rows: Array| -> NativeResult<Array> {
+        let (mut c, mut r) = (ints(&cols)?, ints(&rows)?);
+        if c.len() != r.len() {
+            return Err("grid_compact: cols and rows must have one entry per piece".into());
+        }
+        grid::compact(&mut c, &mut r);
+        Ok(vec![to_array(&c).into(), to_array(&r).into()])
+    });
 }
 
 /// The compiled scripts of a variant, with where each function came from.
@@ -589,12 +646,11 @@ pub(crate) fn compile(engine: &Engine, variant: &Variant) -> Result<Compiled, Ve
             Err(e) => {
                 let pos = e.position();
                 diags.push(
-                    Diagnostic::new(&src.path, format!("script syntax error: {}", e.err_type()))
-                        .at_line(
-                            Some(&src.text),
-                            pos.line().unwrap_or(0),
-                            pos.position().unwrap_or(0),
-                        ),
+                    Diagnostic::new(&src.path, format!("script syntax error: {}", e.err_type())).at_line(
+                        Some(&src.text),
+                        pos.line().unwrap_or(0),
+                        pos.position().unwrap_or(0),
+                    ),
                 );
             }
         }
@@ -605,6 +661,81 @@ pub(crate) fn compile(engine: &Engine, variant: &Variant) -> Result<Compiled, Ve
             fn_files,
             signatures,
         })
+    } else {
+        Err(diags)
+    }
+}
+
+/// Compiles every card script; each may define only its deck's hooks.
+pub(crate) fn compile_cards(
+    engine: &Engine,
+    variant: &Variant,
+) -> Result<Vec<Vec<Option<CardScript>>>, Vec<Diagnostic>> {
+    let mut diags = Vec::new();
+    let mut out = Vec::new();
+    for deck in &variant.decks {
+        let mut cards = Vec::new();
+        for card in &deck.cards {
+            let Some(file) = card.script else {
+                cards.push(None);
+                continue;
+            };
+            let src = &variant.files[file];
+            match engine.compile(&src.text) {
+                Ok(mut ast) => {
+                    ast.clear_statements();
+                    let mut fn_files = HashMap::new();
+                    for f in ast.iter_functions() {
+                        let ok = deck.hooks.get(f.name) == Some(&f.params.len());
+                        if !ok && deck.hooks.contains_key(f.name) {
+                            diags.push(Diagnostic::new(
+                                &src.path,
+                                format!(
+                                    "card '{}': hook '{}' takes {} argument(s), not {}",
+                                    card.id,
+                                    f.name,
+                                    deck.hooks[f.name],
+                                    f.params.len()
+                                ),
+                            ));
+                        }
+                        fn_files.insert(f.name.to_string(), file);
+                    }
+                    if !fn_files.keys().any(|f| deck.hooks.contains_key(f)) {
+                        let known: Vec<String> = deck.hooks.iter().map(|(h, n)| format!("{h}/{n}")).collect();
+                        diags.push(Diagnostic::new(
+                            &src.path,
+                            format!(
+                                "card '{}': the script defines none of deck '{}''s hooks ({})",
+                                card.id,
+                                deck.name,
+                                known.join(", ")
+                            ),
+                        ));
+                    }
+                    cards.push(Some(CardScript { ast, fn_files }));
+                }
+                Err(e) => {
+                    let pos = e.position();
+                    diags.push(
+                        Diagnostic::new(
+                            &src.path,
+                            format!("card '{}': script syntax error: {}", card.id, e.err_type()),
+                        )
+                        .at_line(
+                            Some(&src.text),
+                            pos.line().unwrap_or(0),
+                            pos.position().unwrap_or(0),
+                        ),
+                    );
+                    cards.push(None);
+                }
+            }
+        }
+        out.push(cards);
+    }
+    if diags.is_empty() {
+        Ok(out)
     } else {
         Err(diags)
     }

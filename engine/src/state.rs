@@ -57,10 +57,7 @@ pub enum ChanceSource {
     Dice { sides: u32 },
     /// Cards drawn without replacement from deck `deck`; only `visible_to`
     /// (if any) learns which card it was.
-    Deck {
-        deck: usize,
-        visible_to: Option<Seat>,
-    },
+    Deck { deck: usize, visible_to: Option<Seat> },
 }
 
 /// A chance event the rules asked for and that is not complete yet.
@@ -104,6 +101,104 @@ pub struct Core {
     pub decks: Vec<Vec<u16>>,
     /// Counters the rule set declares as statistics, by declaration order.
     pub stats: Vec<i64>,
+    /// Every card dealt in secret, in draw order: what hidden information
+    /// exists, who knows it, and whether it has since been revealed.
+    pub secrets: Vec<SecretDraw>,
+}
+
+/// A card dealt so that only one seat saw it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct SecretDraw {
+    pub deck: u16,
+    pub card: u16,
+    pub seen_by: Seat,
+    /// Set when the rules reveal the card to everyone.
+    pub revealed: bool,
+}
+
+/// One step of a game's history.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub enum Step {
+    Decision(Action),
+    Chance(Outcome),
+}
+
+/// The steps that led to a state: a persistent list, so that cloning a
+/// state (as search does constantly) costs nothing for the history.
+#[derive(Clone, Debug, Default)]
+pub struct History {
+    head: Option<std::rc::Rc<HistoryNode>>,
+    len: usize,
+}
+
+#[derive(Debug)]
+struct HistoryNode {
+    step: Step,
+    prev: Option<std::rc::Rc<HistoryNode>>,
+}
+
+impl History {
+    pub fn push(&mut self, step: Step) {
+        let prev = self.head.take();
+        self.head = Some(std::rc::Rc::new(HistoryNode { step, prev }));
+        self.len += 1;
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The steps, oldest first.
+    pub fn to_vec(&self) -> Vec<Step> {
+        let mut out = Vec::with_capacity(self.len);
+        let mut node = self.head.as_deref();
+        while let Some(n) = node {
+            out.push(n.step);
+            node = n.prev.as_deref();
+        }
+        out.reverse();
+        out
+    }
+}
+
+impl Drop for History {
+    // Unlink iteratively: a long game's list must not overflow the stack.
+    fn drop(&mut self) {
+        let mut node = self.head.take();
+        while let Some(rc) = node {
+            match std::rc::Rc::try_unwrap(rc) {
+                Ok(mut n) => node = n.prev.take(),
+                Err(_) => break,
+            }
+        }
+    }
+}
+
+impl PartialEq for History {
+    fn eq(&self, other: &Self) -> bool {
+        self.len == other.len && self.to_vec() == other.to_vec()
+    }
+}
+
+impl Serialize for History {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.to_vec().serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for History {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let steps = Vec::<Step>::deserialize(d)?;
+        let mut h = History::default();
+        for s in steps {
+            h.push(s);
+        }
+        Ok(h)
+    }
 }
 
 /// [`Status`] with a default, so that [`Core`] can derive `Default`.
@@ -144,6 +239,8 @@ pub struct State {
     pub core: Core,
     /// The rule set's own data, an object map owned by its scripts.
     pub data: Dynamic,
+    /// Every decision and chance outcome since setup began.
+    pub history: History,
 }
 
 impl State {
@@ -172,9 +269,7 @@ impl State {
     /// or an unfinished game.
     pub fn returns(&self) -> Vec<f64> {
         match self.core.status() {
-            Status::Won(w) => (0..self.core.seats)
-                .map(|s| if s == w { 1.0 } else { -1.0 })
-                .collect(),
+            Status::Won(w) => (0..self.core.seats).map(|s| if s == w { 1.0 } else { -1.0 }).collect(),
             _ => vec![0.0; self.core.seats],
         }
     }
@@ -185,6 +280,7 @@ impl State {
     /// serialized form; this is for tests and checks, not the hot path.
     pub fn same_as(&self, other: &State) -> bool {
         self.core == other.core
+            && self.history == other.history
             && serde_json::to_value(&self.data).ok() == serde_json::to_value(&other.data).ok()
     }
 }

@@ -18,13 +18,22 @@ pub fn game(variant: &str) -> Game {
 
 /// proptest cases: `RULESMITH_PROPTEST_CASES` for deeper runs.
 pub fn cases(default: u32) -> u32 {
-    std::env::var("RULESMITH_PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var("RULESMITH_PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 /// A game driven by proptest: decisions pick `legal[choice.index(len)]`
 /// (after the choices run out: uniform from the seed), chance comes from
 /// the seed. Returns the final state and the full record.
-pub fn driven_playout(game: &Game, players: usize, seed: u64, choices: &[Index], max_decisions: usize) -> Result<(State, Record), GameError> {
+pub fn driven_playout(
+    game: &Game,
+    players: usize,
+    seed: u64,
+    choices: &[Index],
+    max_decisions: usize,
+) -> Result<(State, Record), GameError> {
     let mut chance: GameRng = rng::seeded(seed);
     let mut state = game.new_game(players)?;
     let mut record = Record::default();

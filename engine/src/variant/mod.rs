@@ -249,9 +249,7 @@ impl Variant {
         let variant = loader.build(chain, file.parent().unwrap_or(Path::new(".")));
         match variant {
             Some(v) if loader.diags.is_empty() => Ok(v),
-            _ => Err(LoadError {
-                diagnostics: loader.diags,
-            }),
+            _ => Err(LoadError::new(loader.diags)),
         }
     }
 
@@ -300,10 +298,7 @@ impl Variant {
     fn set_deck(&mut self, name: &str, file: &Path) -> Result<(), String> {
         let Some(i) = self.decks.iter().position(|d| d.name == name) else {
             let known: Vec<_> = self.decks.iter().map(|d| d.name.as_str()).collect();
-            return Err(format!(
-                "unknown deck '{name}'; this variant has: {}",
-                known.join(", ")
-            ));
+            return Err(format!("unknown deck '{name}'; this variant has: {}", known.join(", ")));
         };
         let src = self.deck_sources[i].clone();
         let mut loader = Loader {
@@ -317,10 +312,7 @@ impl Variant {
                 self.decks[i] = d;
                 Ok(())
             }
-            _ => Err(LoadError {
-                diagnostics: loader.diags,
-            }
-            .to_string()),
+            _ => Err(LoadError::new(loader.diags).to_string()),
         }
     }
 
@@ -348,6 +340,15 @@ fn parse_value_text(text: &str, like: &Value) -> Value {
     }
 }
 
+/// A deck declaration merged over an `extends` chain; every part keeps the
+/// file it came from, for diagnostics.
+struct MergedDeck {
+    decl: (usize, Spanned<String>),
+    file: Option<(usize, Spanned<String>)>,
+    fields: BTreeMap<String, (usize, Spanned<String>, RawField)>,
+    hooks: BTreeMap<String, usize>,
+}
+
 /// One file of an `extends` chain, parsed.
 struct Parsed {
     file: usize,
@@ -362,10 +363,7 @@ struct Loader {
 
 impl Loader {
     fn loc<T>(&self, file: usize, s: &Spanned<T>) -> Loc {
-        Loc {
-            file,
-            span: s.span(),
-        }
+        Loc { file, span: s.span() }
     }
 
     fn error(&mut self, loc: &Loc, message: impl Into<String>) {
@@ -385,8 +383,7 @@ impl Loader {
                 Some(self.files.len() - 1)
             }
             Err(e) => {
-                self.diags
-                    .push(Diagnostic::new(path, format!("cannot read file: {e}")));
+                self.diags.push(Diagnostic::new(path, format!("cannot read file: {e}")));
                 None
             }
         }
@@ -424,10 +421,7 @@ impl Loader {
                 let loc = from.expect("a repeated file is always reached through extends");
                 self.error(
                     &loc,
-                    format!(
-                        "variants extend each other in a loop: {}",
-                        cycle.join(" -> ")
-                    ),
+                    format!("variants extend each other in a loop: {}", cycle.join(" -> ")),
                 );
                 break;
             }
@@ -436,10 +430,7 @@ impl Loader {
                 match from {
                     Some(loc) => self.error(
                         &loc,
-                        format!(
-                            "the variant this extends does not exist: {}",
-                            path.display()
-                        ),
+                        format!("the variant this extends does not exist: {}", path.display()),
                     ),
                     None => self.diags.push(Diagnostic::new(
                         &path,
@@ -498,7 +489,7 @@ impl Loader {
         let mut max_turns: Option<(usize, Spanned<String>)> = None;
         let (mut summary, mut view, mut render) = (None, None, None);
         let mut key_order = Vec::new();
-        let mut decks: BTreeMap<String, (usize, Spanned<String>, RawDeckRef)> = BTreeMap::new();
+        let mut decks: BTreeMap<String, MergedDeck> = BTreeMap::new();
         let mut stats: BTreeMap<String, String> = BTreeMap::new();
         let mut invariants: BTreeMap<String, Invariant> = BTreeMap::new();
 
@@ -532,16 +523,16 @@ impl Loader {
                         Some(val) => val,
                         None => {
                             let l = self.loc(file, v);
-                            self.error(&l, format!("parameter '{key}' must be a whole number, true/false or a string"));
+                            self.error(
+                                &l,
+                                format!("parameter '{key}' must be a whole number, true/false or a string"),
+                            );
                             continue;
                         }
                     },
                     (None, Some(old)) => old.value.clone(),
                     (None, None) => {
-                        self.error(
-                            &loc,
-                            format!("parameter '{key}' needs a value (e.g. value = 6)"),
-                        );
+                        self.error(&loc, format!("parameter '{key}' needs a value (e.g. value = 6)"));
                         continue;
                     }
                 };
@@ -589,7 +580,21 @@ impl Loader {
                 key_order = o.key_order.unwrap_or(key_order);
             }
             for (k, d) in raw.decks {
-                decks.insert(k.get_ref().clone(), (file, k, d));
+                // Field by field: a new file, more fields, more hooks.
+                let name = k.get_ref().clone();
+                let m = decks.entry(name).or_insert_with(|| MergedDeck {
+                    decl: (file, k),
+                    file: None,
+                    fields: BTreeMap::new(),
+                    hooks: BTreeMap::new(),
+                });
+                if let Some(f) = d.file {
+                    m.file = Some((file, f));
+                }
+                for (fk, fv) in d.fields {
+                    m.fields.insert(fk.get_ref().clone(), (file, fk, fv));
+                }
+                m.hooks.extend(d.hooks);
             }
             for (k, doc) in raw.stats {
                 stats.insert(k.into_inner(), doc);
@@ -613,7 +618,13 @@ impl Loader {
             Some((loc, p)) => {
                 let default = p.default.unwrap_or(p.min);
                 if p.min < 1 || p.min > p.max || default < p.min || default > p.max {
-                    self.error(&loc, format!("players must satisfy 1 <= min <= default <= max, got min {} default {default} max {}", p.min, p.max));
+                    self.error(
+                        &loc,
+                        format!(
+                            "players must satisfy 1 <= min <= default <= max, got min {} default {default} max {}",
+                            p.min, p.max
+                        ),
+                    );
                 }
                 if p.max > 64 {
                     self.error(&loc, "at most 64 players are supported");
@@ -654,16 +665,10 @@ impl Loader {
             }
             for v in values {
                 if v.is_empty() || v.chars().any(char::is_whitespace) {
-                    self.error(
-                        loc,
-                        format!("enumeration '{name}': value {v:?} must be one word"),
-                    );
+                    self.error(loc, format!("enumeration '{name}': value {v:?} must be one word"));
                 }
                 if !seen.insert(v) {
-                    self.error(
-                        loc,
-                        format!("enumeration '{name}': value {v:?} appears twice"),
-                    );
+                    self.error(loc, format!("enumeration '{name}': value {v:?} appears twice"));
                 }
             }
             if name == "int" || name == "seat" {
@@ -690,10 +695,7 @@ impl Loader {
             match Template::compile(name, a.text.get_ref(), lookup) {
                 Ok(t) => {
                     if let Some(other) = texts.insert(t.text.clone(), name.clone()) {
-                        self.error(
-                            &loc,
-                            format!("actions '{other}' and '{name}' have the same text"),
-                        );
+                        self.error(&loc, format!("actions '{other}' and '{name}' have the same text"));
                     }
                     action_defs.push(ActionDef {
                         template: t,
@@ -744,11 +746,7 @@ impl Loader {
                             let known: Vec<_> = step_defs.iter().map(|d| d.name.as_str()).collect();
                             self.error(
                                 &loc,
-                                format!(
-                                    "unknown step '{}' (declared steps: {})",
-                                    s.get_ref(),
-                                    known.join(", ")
-                                ),
+                                format!("unknown step '{}' (declared steps: {})", s.get_ref(), known.join(", ")),
                             );
                         }
                     }
@@ -760,18 +758,14 @@ impl Loader {
                     ));
                 }
             }
-            None => self.diags.push(Diagnostic::new(
-                &self.files[0].path,
-                "missing [turn] steps = [...]",
-            )),
+            None => self
+                .diags
+                .push(Diagnostic::new(&self.files[0].path, "missing [turn] steps = [...]")),
         }
 
         let max_turns = match max_turns {
             Some((file, m)) => {
-                if !matches!(
-                    params.get(m.get_ref()).map(|p| &p.value),
-                    Some(Value::Int(_))
-                ) {
+                if !matches!(params.get(m.get_ref()).map(|p| &p.value), Some(Value::Int(_))) {
                     let loc = self.loc(file, &m);
                     self.error(
                         &loc,
@@ -789,16 +783,17 @@ impl Loader {
         // Decks.
         let mut deck_list = Vec::new();
         let mut deck_sources = Vec::new();
-        for (name, (file, _key, d)) in decks {
-            let fields = self.field_defs(file, &d);
-            let base = self.files[file]
-                .path
-                .parent()
-                .map(Path::to_path_buf)
-                .unwrap_or_default();
-            let path = base.join(d.file.get_ref());
+        for (name, d) in decks {
+            let fields = self.field_defs(&d);
+            let Some((file, deck_file)) = &d.file else {
+                let loc = self.loc(d.decl.0, &d.decl.1);
+                self.error(&loc, format!("deck '{name}' needs a file = \"...\""));
+                continue;
+            };
+            let base = self.files[*file].path.parent().map(Path::to_path_buf).unwrap_or_default();
+            let path = base.join(deck_file.get_ref());
             if !path.is_file() {
-                let loc = self.loc(file, &d.file);
+                let loc = self.loc(*file, deck_file);
                 self.error(&loc, format!("deck file not found: {}", path.display()));
                 continue;
             }
@@ -846,14 +841,12 @@ impl Loader {
         })
     }
 
-    fn field_defs(&mut self, file: usize, d: &RawDeckRef) -> Vec<FieldDef> {
+    fn field_defs(&mut self, d: &MergedDeck) -> Vec<FieldDef> {
         let mut out = Vec::new();
-        for (k, f) in &d.fields {
+        for (file, k, f) in d.fields.values() {
+            let file = *file;
             let ty = match f.kind.get_ref().as_str() {
-                "int" => FieldType::Int {
-                    min: f.min,
-                    max: f.max,
-                },
+                "int" => FieldType::Int { min: f.min, max: f.max },
                 "bool" => FieldType::Bool,
                 "string" => FieldType::Str,
                 other => {
@@ -869,10 +862,7 @@ impl Loader {
                 let loc = self.loc(file, k);
                 self.error(
                     &loc,
-                    format!(
-                        "'{}' is a built-in card key and cannot be declared",
-                        k.get_ref()
-                    ),
+                    format!("'{}' is a built-in card key and cannot be declared", k.get_ref()),
                 );
             }
             out.push(FieldDef {
@@ -899,10 +889,8 @@ impl Loader {
         let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let mut cards: Vec<Card> = Vec::new();
         if raw.cards.is_empty() {
-            self.diags.push(Diagnostic::new(
-                path,
-                "a deck needs at least one [[cards]] entry",
-            ));
+            self.diags
+                .push(Diagnostic::new(path, "a deck needs at least one [[cards]] entry"));
         }
         for card in raw.cards {
             let card_loc = self.loc(file, &card);
@@ -914,9 +902,7 @@ impl Loader {
                 let loc = self.loc(file, v);
                 match k.get_ref().as_str() {
                     "id" => match v.get_ref() {
-                        toml::Value::String(s)
-                            if !s.is_empty() && !s.chars().any(char::is_whitespace) =>
-                        {
+                        toml::Value::String(s) if !s.is_empty() && !s.chars().any(char::is_whitespace) => {
                             id = Some(s.clone())
                         }
                         _ => self.error(&loc, "card id must be a non-empty string without spaces"),
@@ -941,10 +927,7 @@ impl Loader {
                             let kloc = self.loc(file, k);
                             self.error(
                                 &kloc,
-                                format!(
-                                    "unknown card key '{key}' (expected one of: {})",
-                                    known.join(", ")
-                                ),
+                                format!("unknown card key '{key}' (expected one of: {})", known.join(", ")),
                             );
                             continue;
                         };
@@ -986,10 +969,7 @@ impl Loader {
             };
             for f in &fields {
                 if !f.optional && !table.keys().any(|k| k.get_ref() == &f.name) {
-                    self.error(
-                        &card_loc,
-                        format!("card '{id}' is missing field '{}'", f.name),
-                    );
+                    self.error(&card_loc, format!("card '{id}' is missing field '{}'", f.name));
                 }
             }
             if cards.iter().any(|c| c.id == id) {

@@ -112,7 +112,9 @@ pub struct RawOutput {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawDeckRef {
-    pub file: Spanned<String>,
+    /// Required when a deck is first declared; an extending variant may
+    /// give only a new file, or only more fields or hooks.
+    pub file: Option<Spanned<String>>,
     #[serde(default)]
     pub fields: BTreeMap<Spanned<String>, RawField>,
     /// Hook functions a card script may define, with their arity.
