@@ -141,7 +141,10 @@ fn check_variant_case(dir: &Path) -> Result<(), String> {
 
 #[test]
 fn malformed_variants_fail_with_the_expected_diagnostics() {
-    let cases: Vec<PathBuf> = entries(&corpus("variants")).into_iter().filter(|p| p.is_dir()).collect();
+    let cases: Vec<PathBuf> = entries(&corpus("variants"))
+        .into_iter()
+        .filter(|p| p.is_dir())
+        .collect();
     assert!(!cases.is_empty(), "no variant cases found");
     let failures: Vec<String> = cases
         .iter()
@@ -163,7 +166,9 @@ fn check_record_case(path: &Path) -> Result<(), String> {
     let expected = expect_lines(&path.with_extension("expect"))?
         .iter()
         .map(|l| {
-            let (number, text) = l.split_once(':').ok_or(format!("bad expectation '{l}' (expected LINE: TEXT)"))?;
+            let (number, text) = l
+                .split_once(':')
+                .ok_or(format!("bad expectation '{l}' (expected LINE: TEXT)"))?;
             let number: usize = number.trim().parse().map_err(|_| format!("bad line number in '{l}'"))?;
             Ok((number, text.trim().to_string()))
         })
@@ -189,7 +194,12 @@ fn check_record_case(path: &Path) -> Result<(), String> {
     if missing.is_empty() {
         Ok(())
     } else {
-        Err(format!("{}\n  actual   {}: {}", missing.join("\n"), err.line, err.message))
+        Err(format!(
+            "{}\n  actual   {}: {}",
+            missing.join("\n"),
+            err.line,
+            err.message
+        ))
     }
 }
 
