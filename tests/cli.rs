@@ -6,7 +6,11 @@ use common::root;
 use std::process::{Command, Output};
 
 fn rulesmith(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rulesmith")).args(args).current_dir(root()).output().expect("runs")
+    Command::new(env!("CARGO_BIN_EXE_rulesmith"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("runs")
 }
 
 fn stdout(o: &Output) -> String {
@@ -21,7 +25,13 @@ const EXAMPLE: &str = "tests/records/sirius-basic/worked-example.record";
 
 #[test]
 fn check_accepts_every_shipped_variant() {
-    for v in ["sirius-basic", "sirius-lifeboats", "sirius-multiplayer", "sirius-advanced", "sirius-custom-cards"] {
+    for v in [
+        "sirius-basic",
+        "sirius-lifeboats",
+        "sirius-multiplayer",
+        "sirius-advanced",
+        "sirius-custom-cards",
+    ] {
         let o = rulesmith(&["check", &format!("variants/{v}")]);
         assert!(o.status.success(), "{v}: {}", stderr(&o));
         assert!(stdout(&o).starts_with("ok: "), "{v}: {}", stdout(&o));
@@ -50,7 +60,11 @@ fn replay_legal_lists_the_next_decision_without_seat() {
 
 #[test]
 fn illegal_line_exits_1_naming_record_line_and_legal_choices() {
-    let o = rulesmith(&["replay", "variants/sirius-basic", "tests/records/sirius-basic/illegal-repair-at-full-power.record"]);
+    let o = rulesmith(&[
+        "replay",
+        "variants/sirius-basic",
+        "tests/records/sirius-basic/illegal-repair-at-full-power.record",
+    ]);
     assert_eq!(o.status.code(), Some(1));
     let e = stderr(&o);
     assert!(e.contains("illegal-repair-at-full-power.record:15:"), "{e}");
@@ -71,19 +85,33 @@ fn usage_errors_exit_2() {
 fn set_overrides_parameters_and_rejects_bad_values() {
     let o = rulesmith(&["replay", "variants/sirius-basic", EXAMPLE, "--set", "max_power=99"]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("max_power") && stderr(&o).contains("1..=12"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("max_power") && stderr(&o).contains("1..=12"),
+        "{}",
+        stderr(&o)
+    );
     let o = rulesmith(&["replay", "variants/sirius-basic", EXAMPLE, "--set", "no_such=1"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("unknown parameter 'no_such'"), "{}", stderr(&o));
     // With more weapons allowed, the legal fire choices grow: the override is live.
-    let o = rulesmith(&["replay", "variants/sirius-basic", "tests/records/sirius-basic/worked-example.record", "--set", "max_weapons=6"]);
+    let o = rulesmith(&[
+        "replay",
+        "variants/sirius-basic",
+        "tests/records/sirius-basic/worked-example.record",
+        "--set",
+        "max_weapons=6",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
 #[test]
 fn view_shows_a_seat_its_own_secret_card_only() {
     let rec = root().join("target/cli-view.record");
-    std::fs::write(&rec, "chance bronze\nchance violet\nchance 6\nchance 6\nchance 1\nchance 1\n").unwrap();
+    std::fs::write(
+        &rec,
+        "chance bronze\nchance violet\nchance 6\nchance 6\nchance 1\nchance 1\n",
+    )
+    .unwrap();
     let rec = rec.to_string_lossy().into_owned();
     let summary = |view: Option<&str>| {
         let mut args = vec!["replay", "variants/sirius-lifeboats", rec.as_str()];

@@ -41,14 +41,19 @@ impl Game {
         let info = Rc::new(Info::new(variant.clone()));
         let ctx = Rc::new(RefCell::new(Ctx::default()));
         let engine = script::build_engine(&info, &ctx, limits);
-        let (compiled, cards) = match (script::compile(&engine, &variant), script::compile_cards(&engine, &variant)) {
+        let (compiled, cards) = match (
+            script::compile(&engine, &variant),
+            script::compile_cards(&engine, &variant),
+        ) {
             (Ok(c), Ok(k)) => (c, k),
             (a, b) => {
                 let diagnostics = a.err().into_iter().chain(b.err()).flatten().collect();
                 return Err(LoadError::new(diagnostics));
             }
         };
-        let _ = info.functions.set(compiled.signatures.iter().map(|(n, _)| n.clone()).collect());
+        let _ = info
+            .functions
+            .set(compiled.signatures.iter().map(|(n, _)| n.clone()).collect());
         let _ = info.card_scripts.set(cards);
         let game = Game {
             variant,
@@ -129,12 +134,6 @@ impl Game {
                     ),
                 ));
             }
-        }
-        if v.setup.is_none() {
-            out.push(Diagnostic::new(
-                &v.files[0].path,
-                "missing [setup] run = \"...\": the function that sets up a game",
-            ));
         }
         out
     }

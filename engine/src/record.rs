@@ -75,51 +75,58 @@ impl Record {
 pub fn parse(text: &str, file: &Path) -> Result<Vec<Line>, RecordError> {
     let mut out = Vec::new();
     for (i, raw) in text.lines().enumerate() {
-        let number = i + 1;
-        let content = raw.split('#').next().unwrap_or("").trim();
-        if content.is_empty() {
-            continue;
+        if let Some(line) = parse_line(i + 1, raw, file)? {
+            out.push(line);
         }
-        let err = |message: String| RecordError {
-            file: file.to_path_buf(),
-            line: number,
-            text: content.to_string(),
-            message,
-            cause: None,
-        };
-        let mut tokens = content.split_whitespace();
-        let first = tokens.next().unwrap_or("");
-        let entry = if first == "chance" {
-            let rest: Vec<&str> = tokens.collect();
-            match rest.as_slice() {
-                [x] => Entry::Chance((*x).to_string()),
-                [] => {
-                    return Err(err(format!(
-                        "'{content}': a chance line needs an outcome, e.g. 'chance 4'"
-                    )))
-                }
-                _ => return Err(err(format!("'{content}': a chance line holds exactly one outcome"))),
-            }
-        } else if let Some(seat) = parse_seat(first) {
-            let action = tokens.collect::<Vec<_>>().join(" ");
-            if action.is_empty() {
-                return Err(err(format!(
-                    "'{content}': a decision line needs an action after the seat"
-                )));
-            }
-            Entry::Decision { seat, action }
-        } else {
-            return Err(err(format!(
-                "'{content}': expected 'Pk ACTION' (a seat such as P1, then an action) or 'chance OUTCOME'"
-            )));
-        };
-        out.push(Line {
-            number,
-            text: content.to_string(),
-            entry,
-        });
     }
     Ok(out)
+}
+
+/// Reads one record line (`number` is 1-based); `None` for a blank or
+/// comment-only line.
+pub fn parse_line(number: usize, raw: &str, file: &Path) -> Result<Option<Line>, RecordError> {
+    let content = raw.split('#').next().unwrap_or("").trim();
+    if content.is_empty() {
+        return Ok(None);
+    }
+    let err = |message: String| RecordError {
+        file: file.to_path_buf(),
+        line: number,
+        text: content.to_string(),
+        message,
+        cause: None,
+    };
+    let mut tokens = content.split_whitespace();
+    let first = tokens.next().unwrap_or("");
+    let entry = if first == "chance" {
+        let rest: Vec<&str> = tokens.collect();
+        match rest.as_slice() {
+            [x] => Entry::Chance((*x).to_string()),
+            [] => {
+                return Err(err(format!(
+                    "'{content}': a chance line needs an outcome, e.g. 'chance 4'"
+                )))
+            }
+            _ => return Err(err(format!("'{content}': a chance line holds exactly one outcome"))),
+        }
+    } else if let Some(seat) = parse_seat(first) {
+        let action = tokens.collect::<Vec<_>>().join(" ");
+        if action.is_empty() {
+            return Err(err(format!(
+                "'{content}': a decision line needs an action after the seat"
+            )));
+        }
+        Entry::Decision { seat, action }
+    } else {
+        return Err(err(format!(
+            "'{content}': expected 'Pk ACTION' (a seat such as P1, then an action) or 'chance OUTCOME'"
+        )));
+    };
+    Ok(Some(Line {
+        number,
+        text: content.to_string(),
+        entry,
+    }))
 }
 
 fn parse_seat(token: &str) -> Option<Seat> {
@@ -133,7 +140,6 @@ fn parse_seat(token: &str) -> Option<Seat> {
 /// Replays record `text` (read from `file`) in a new game of `players`
 /// seats; returns the state reached.
 pub fn replay(game: &Game, players: usize, text: &str, file: &Path) -> Result<State, RecordError> {
-    let lines = parse(text, file)?;
     let mut state = game.new_game(players).map_err(|e| RecordError {
         file: file.to_path_buf(),
         line: 1,
@@ -141,16 +147,20 @@ pub fn replay(game: &Game, players: usize, text: &str, file: &Path) -> Result<St
         message: format!("cannot start the game: {e}"),
         cause: Some(Box::new(e)),
     })?;
-    for line in &lines {
-        apply_line(game, &mut state, line, file)?;
+    // Line by line: the first line that does not fit is the one reported,
+    // whether its fault is syntax or rules.
+    let mut last: Option<Line> = None;
+    for (i, raw) in text.lines().enumerate() {
+        if let Some(line) = parse_line(i + 1, raw, file)? {
+            apply_line(game, &mut state, &line, file)?;
+            last = Some(line);
+        }
     }
     if state.to_move() == ToMove::Chance {
-        let last = lines.last().map_or(1, |l| l.number);
-        let text = lines.last().map(|l| l.text.clone()).unwrap_or_default();
         return Err(RecordError {
             file: file.to_path_buf(),
-            line: last,
-            text,
+            line: last.as_ref().map_or(1, |l| l.number),
+            text: last.map(|l| l.text).unwrap_or_default(),
             message: format!(
                 "the record ends while chance outcomes are still needed: {}",
                 game.chance_expectation(&state)

@@ -162,6 +162,19 @@ fn seat_arg(core: &Core, seat: INT) -> NativeResult<Seat> {
 
 /// Builds the sandboxed engine with every native registered.
 pub(crate) fn build_engine(info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>, limits: Limits) -> Engine {
+    let mut engine = sandbox(limits);
+    register_queries(&mut engine, info, ctx);
+    register_flow(&mut engine, info, ctx);
+    register_add(&mut engine, info, ctx);
+    register_chance(&mut engine, info, ctx);
+    register_cards(&mut engine, info, ctx);
+    register_helpers(&mut engine);
+    engine
+}
+
+/// A Rhai engine with the sandbox settings and none of the natives: what
+/// every script is parsed and run under.
+pub(crate) fn sandbox(limits: Limits) -> Engine {
     let mut engine = Engine::new();
     // Sandbox: no module loading, no eval, bounded everything.
     engine.set_module_resolver(rhai::module_resolvers::DummyModuleResolver::new());
@@ -176,14 +189,54 @@ pub(crate) fn build_engine(info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>, limits: Limi
     engine.set_fail_on_invalid_map_property(true);
     engine.on_print(|s| eprintln!("{s}"));
     engine.on_debug(|s, src, pos| eprintln!("{}{pos:?}: {s}", src.unwrap_or("")));
-
-    register_queries(&mut engine, info, ctx);
-    register_flow(&mut engine, info, ctx);
-    register_add(&mut engine, info, ctx);
-    register_chance(&mut engine, info, ctx);
-    register_cards(&mut engine, info, ctx);
-    register_helpers(&mut engine);
     engine
+}
+
+/// Compiles one script file; a syntax error becomes a diagnostic at the
+/// place a reader would look (a missing `;` is reported at the end of the
+/// line that lacks it, not at the next token).
+pub(crate) fn compile_source(engine: &Engine, src: &crate::variant::SourceFile, what: &str) -> Result<AST, Diagnostic> {
+    engine.compile(&src.text).map_err(|e| {
+        let pos = e.position();
+        let (mut line, mut column) = (pos.line().unwrap_or(0), pos.position().unwrap_or(0));
+        if let rhai::ParseErrorType::MissingToken(token, _) = e.err_type() {
+            if token == ";" {
+                // Back up to the last line with code before the reported one.
+                let lines: Vec<&str> = src.text.lines().collect();
+                let mut l = line.saturating_sub(1);
+                while l > 0 {
+                    let code = lines[l - 1].split("//").next().unwrap_or("").trim_end();
+                    if !code.trim().is_empty() {
+                        line = l;
+                        column = code.chars().count() + 1;
+                        break;
+                    }
+                    l -= 1;
+                }
+            }
+        }
+        Diagnostic::new(&src.path, format!("{what}script syntax error: {}", e.err_type())).at_line(
+            Some(&src.text),
+            line,
+            column,
+        )
+    })
+}
+
+/// The line (1-based) where `fn NAME(` is defined in `text`, if found.
+pub(crate) fn fn_line(text: &str, name: &str) -> usize {
+    text.lines()
+        .position(|l| {
+            let t = l.trim_start();
+            t.strip_prefix("fn ")
+                .or_else(|| t.strip_prefix("private fn "))
+                .is_some_and(|r| {
+                    r.trim_start()
+                        .strip_prefix(name)
+                        .is_some_and(|r| r.trim_start().starts_with('('))
+                })
+        })
+        .map_or(0, |i| i + 1)
 }
 
 /// Reading the engine's bookkeeping.
@@ -633,7 +686,7 @@ pub(crate) fn compile(engine: &Engine, variant: &Variant) -> Result<Compiled, Ve
     let mut diags = Vec::new();
     for &file in &variant.scripts {
         let src = &variant.files[file];
-        match engine.compile(&src.text) {
+        match compile_source(engine, src, "") {
             Ok(mut file_ast) => {
                 // Top-level code never runs: only functions are rules.
                 file_ast.clear_statements();
@@ -643,16 +696,7 @@ pub(crate) fn compile(engine: &Engine, variant: &Variant) -> Result<Compiled, Ve
                 }
                 ast = ast.merge(&file_ast);
             }
-            Err(e) => {
-                let pos = e.position();
-                diags.push(
-                    Diagnostic::new(&src.path, format!("script syntax error: {}", e.err_type())).at_line(
-                        Some(&src.text),
-                        pos.line().unwrap_or(0),
-                        pos.position().unwrap_or(0),
-                    ),
-                );
-            }
+            Err(d) => diags.push(d),
         }
     }
     if diags.is_empty() {
@@ -681,23 +725,22 @@ pub(crate) fn compile_cards(
                 continue;
             };
             let src = &variant.files[file];
-            match engine.compile(&src.text) {
+            match compile_source(engine, src, &format!("card '{}': ", card.id)) {
                 Ok(mut ast) => {
                     ast.clear_statements();
                     let mut fn_files = HashMap::new();
                     for f in ast.iter_functions() {
                         let ok = deck.hooks.get(f.name) == Some(&f.params.len());
                         if !ok && deck.hooks.contains_key(f.name) {
-                            diags.push(Diagnostic::new(
-                                &src.path,
-                                format!(
-                                    "card '{}': hook '{}' takes {} argument(s), not {}",
-                                    card.id,
-                                    f.name,
-                                    deck.hooks[f.name],
-                                    f.params.len()
-                                ),
-                            ));
+                            let message = format!(
+                                "card '{}': hook '{}' takes {} argument(s), not {}",
+                                card.id,
+                                f.name,
+                                deck.hooks[f.name],
+                                f.params.len()
+                            );
+                            let line = fn_line(&src.text, f.name);
+                            diags.push(Diagnostic::new(&src.path, message).at_line(Some(&src.text), line, 1));
                         }
                         fn_files.insert(f.name.to_string(), file);
                     }
@@ -715,19 +758,8 @@ pub(crate) fn compile_cards(
                     }
                     cards.push(Some(CardScript { ast, fn_files }));
                 }
-                Err(e) => {
-                    let pos = e.position();
-                    diags.push(
-                        Diagnostic::new(
-                            &src.path,
-                            format!("card '{}': script syntax error: {}", card.id, e.err_type()),
-                        )
-                        .at_line(
-                            Some(&src.text),
-                            pos.line().unwrap_or(0),
-                            pos.position().unwrap_or(0),
-                        ),
-                    );
+                Err(d) => {
+                    diags.push(d);
                     cards.push(None);
                 }
             }

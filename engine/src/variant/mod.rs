@@ -85,6 +85,8 @@ impl Value {
 pub struct Param {
     pub name: String,
     pub value: Value,
+    /// Where the value was written (the key's place if it was inherited).
+    pub value_loc: Loc,
     pub min: Option<i64>,
     pub max: Option<i64>,
     pub doc: String,
@@ -150,9 +152,15 @@ pub struct Invariant {
 /// The declared type of a card field.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FieldType {
-    Int { min: Option<i64>, max: Option<i64> },
+    Int {
+        min: Option<i64>,
+        max: Option<i64>,
+    },
     Bool,
     Str,
+    /// A field whose declared type was not understood (already reported):
+    /// accepts anything, so that one typo does not flag every card.
+    Unchecked,
 }
 
 #[derive(Clone, Debug)]
@@ -249,7 +257,18 @@ impl Variant {
         let variant = loader.build(chain, file.parent().unwrap_or(Path::new(".")));
         match variant {
             Some(v) if loader.diags.is_empty() => Ok(v),
-            _ => Err(LoadError::new(loader.diags)),
+            v => {
+                // The data is broken, but the scripts' syntax errors are
+                // worth reporting in the same run.
+                let files = v.map_or(loader.files, |v| v.files);
+                let engine = crate::script::sandbox(crate::script::Limits::default());
+                for &f in &loader.script_files {
+                    if let Err(d) = crate::script::compile_source(&engine, &files[f], "") {
+                        loader.diags.push(d);
+                    }
+                }
+                Err(LoadError::new(loader.diags))
+            }
         }
     }
 
@@ -323,6 +342,48 @@ impl Variant {
     }
 }
 
+/// A TOML error in a designer's words: types as a designer names them, and
+/// the key the error is about.
+fn toml_message(e: &toml::de::Error, text: &str) -> String {
+    let mut m = e.message().trim().to_string();
+    for rust in ["i64", "u64", "usize", "u32", "i32", "u16", "u8"] {
+        m = m.replace(&format!("expected {rust}"), "expected a whole number");
+    }
+    m = m
+        .replace("expected a sequence", "expected an array [...]")
+        .replace("expected a map", "expected a table");
+    if m.starts_with("invalid type") {
+        if let Some(span) = e.span() {
+            let line_start = text[..span.start.min(text.len())].rfind('\n').map_or(0, |i| i + 1);
+            let line = &text[line_start..span.start.min(text.len())];
+            if let Some((key, _)) = line.rsplit_once('=') {
+                let key = key.rsplit(['{', ',']).next().unwrap_or(key).trim();
+                if !key.is_empty() {
+                    m = format!("`{key}`: {m}");
+                }
+            }
+        }
+    }
+    m
+}
+
+/// Replaces the line holding byte `offset` with spaces (keeping every
+/// offset valid). False if there was nothing left to blank.
+fn blank_line(text: &mut String, offset: usize) -> bool {
+    let offset = offset.min(text.len());
+    let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
+    if text[start..end].trim().is_empty() {
+        return false;
+    }
+    let blank: String = text[start..end]
+        .chars()
+        .flat_map(|c| std::iter::repeat_n(' ', c.len_utf8()))
+        .collect();
+    text.replace_range(start..end, &blank);
+    true
+}
+
 /// Reads `--set` text as the same kind of value as `like`.
 fn parse_value_text(text: &str, like: &Value) -> Value {
     match like {
@@ -359,6 +420,8 @@ struct Parsed {
 struct Loader {
     files: Vec<SourceFile>,
     diags: Vec<Diagnostic>,
+    /// Script files read, as indices into `files`.
+    script_files: Vec<usize>,
 }
 
 impl Loader {
@@ -389,35 +452,46 @@ impl Loader {
         }
     }
 
+    /// Parses a TOML file into `T`. After an unknown key, the key's line is
+    /// blanked and parsing resumes, so that every unknown key is reported;
+    /// the partial result lets the later checks run too.
     fn parse_toml<T: serde::de::DeserializeOwned>(&mut self, file: usize) -> Option<T> {
-        match toml::from_str::<T>(&self.files[file].text) {
-            Ok(v) => Some(v),
-            Err(e) => {
-                let f = &self.files[file];
-                let msg = e.message().trim().to_string();
-                let d = Diagnostic::new(&f.path, msg);
-                self.diags.push(match e.span() {
-                    Some(span) => d.at_offset(&f.text, span.start),
-                    None => d,
-                });
-                None
+        let original = self.files[file].text.clone();
+        let mut text = original.clone();
+        for _ in 0..64 {
+            match toml::from_str::<T>(&text) {
+                // After recovered errors the partial result still feeds the
+                // later checks; the load fails on the diagnostics anyway.
+                Ok(v) => return Some(v),
+                Err(e) => {
+                    let message = toml_message(&e, &original);
+                    let d = Diagnostic::new(&self.files[file].path, message);
+                    let Some(span) = e.span() else {
+                        self.diags.push(d);
+                        return None;
+                    };
+                    self.diags.push(d.at_offset(&original, span.start));
+                    let recoverable = e.message().starts_with("unknown field");
+                    if !recoverable || !blank_line(&mut text, span.start) {
+                        return None;
+                    }
+                }
             }
         }
+        None
     }
 
     /// Reads `file` and the files it extends, root first.
     fn read_chain(&mut self, file: &Path) -> Vec<Parsed> {
         let mut chain = Vec::new();
         let mut seen: Vec<PathBuf> = Vec::new();
+        let mut shown: Vec<PathBuf> = Vec::new();
         let mut next = Some((file.to_path_buf(), None::<Loc>));
         while let Some((path, from)) = next.take() {
+            let path = clean(&path);
             let canonical = path.canonicalize().unwrap_or_else(|_| path.clone());
             if seen.contains(&canonical) {
-                let cycle: Vec<String> = seen
-                    .iter()
-                    .chain([&canonical])
-                    .map(|p| p.display().to_string())
-                    .collect();
+                let cycle: Vec<String> = shown.iter().chain([&path]).map(|p| p.display().to_string()).collect();
                 let loc = from.expect("a repeated file is always reached through extends");
                 self.error(
                     &loc,
@@ -426,6 +500,24 @@ impl Loader {
                 break;
             }
             seen.push(canonical);
+            shown.push(path.clone());
+            if path.is_file() && path.extension().is_none_or(|e| e != "toml") {
+                if let Some(loc) = from {
+                    self.error(
+                        &loc,
+                        format!(
+                            "{} is not a variant: expected a folder holding variant.toml, or a .toml file",
+                            path.display()
+                        ),
+                    );
+                } else {
+                    self.diags.push(Diagnostic::new(
+                        &path,
+                        "not a variant: expected a folder holding variant.toml, or a .toml file",
+                    ));
+                }
+                break;
+            }
             if !path.exists() {
                 match from {
                     Some(loc) => self.error(
@@ -483,7 +575,7 @@ impl Loader {
         let mut enums: BTreeMap<String, (Loc, Vec<String>)> = BTreeMap::new();
         let mut actions: BTreeMap<String, (usize, Spanned<String>, RawAction)> = BTreeMap::new();
         let mut steps: BTreeMap<String, (usize, Spanned<String>, RawStep)> = BTreeMap::new();
-        let mut turn_steps: Option<(usize, Vec<Spanned<String>>)> = None;
+        let mut turn_steps: Option<(usize, Spanned<Vec<Spanned<String>>>)> = None;
         let (mut on_start, mut on_end, mut setup) = (None, None, None);
         let mut last_standing = false;
         let mut max_turns: Option<(usize, Spanned<String>)> = None;
@@ -512,6 +604,7 @@ impl Loader {
                         self.error(&loc, format!("script file not found: {}", path.display()));
                     } else if let Some(id) = self.read(&path) {
                         scripts.push(id);
+                        self.script_files.push(id);
                     }
                 }
             }
@@ -540,6 +633,10 @@ impl Loader {
                 let param = Param {
                     name: key.clone(),
                     value,
+                    value_loc: match &p.value {
+                        Some(v) => self.loc(file, v),
+                        None => params.get(&key).map_or(loc.clone(), |o| o.value_loc.clone()),
+                    },
                     min: p.min.or(old.and_then(|o| o.min)),
                     max: p.max.or(old.and_then(|o| o.max)),
                     doc: p.doc.or(old.map(|o| o.doc.clone())).unwrap_or_default(),
@@ -652,7 +749,7 @@ impl Loader {
         // Parameters: each value within its own range.
         for p in params.values() {
             if let Err(e) = p.check(&p.value) {
-                let loc = p.loc.clone();
+                let loc = p.value_loc.clone();
                 self.error(&loc, e);
             }
         }
@@ -738,6 +835,9 @@ impl Loader {
         let mut turn = Vec::new();
         match turn_steps {
             Some((file, list)) => {
+                let list_loc = self.loc(file, &list);
+                let list = list.into_inner();
+                let empty = list.is_empty();
                 for s in list {
                     match step_defs.iter().position(|d| &d.name == s.get_ref()) {
                         Some(i) => turn.push(i),
@@ -751,16 +851,19 @@ impl Loader {
                         }
                     }
                 }
-                if turn.is_empty() {
-                    self.diags.push(Diagnostic::new(
-                        &self.files[file].path,
-                        "[turn] steps must name at least one step",
-                    ));
+                if empty {
+                    self.error(&list_loc, "[turn] steps must name at least one step");
                 }
             }
             None => self
                 .diags
                 .push(Diagnostic::new(&self.files[0].path, "missing [turn] steps = [...]")),
+        }
+        if setup.is_none() {
+            self.diags.push(Diagnostic::new(
+                &self.files[0].path,
+                "missing [setup] run = \"...\": the script function that sets up a game",
+            ));
         }
 
         let max_turns = match max_turns {
@@ -790,7 +893,11 @@ impl Loader {
                 self.error(&loc, format!("deck '{name}' needs a file = \"...\""));
                 continue;
             };
-            let base = self.files[*file].path.parent().map(Path::to_path_buf).unwrap_or_default();
+            let base = self.files[*file]
+                .path
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_default();
             let path = base.join(deck_file.get_ref());
             if !path.is_file() {
                 let loc = self.loc(*file, deck_file);
@@ -855,7 +962,7 @@ impl Loader {
                         &loc,
                         format!("unknown field type '{other}' (expected int, bool or string)"),
                     );
-                    continue;
+                    FieldType::Unchecked
                 }
             };
             if matches!(k.get_ref().as_str(), "id" | "script") {
@@ -888,6 +995,7 @@ impl Loader {
         let raw: RawDeckFile = self.parse_toml(file)?;
         let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let mut cards: Vec<Card> = Vec::new();
+        let mut ids_seen: Vec<(String, Loc)> = Vec::new();
         if raw.cards.is_empty() {
             self.diags
                 .push(Diagnostic::new(path, "a deck needs at least one [[cards]] entry"));
@@ -896,6 +1004,7 @@ impl Loader {
             let card_loc = self.loc(file, &card);
             let table = card.into_inner();
             let mut id = None;
+            let mut id_loc = card_loc.clone();
             let mut script = None;
             let mut values = BTreeMap::new();
             for (k, v) in &table {
@@ -903,7 +1012,8 @@ impl Loader {
                 match k.get_ref().as_str() {
                     "id" => match v.get_ref() {
                         toml::Value::String(s) if !s.is_empty() && !s.chars().any(char::is_whitespace) => {
-                            id = Some(s.clone())
+                            id = Some(s.clone());
+                            id_loc = loc.clone();
                         }
                         _ => self.error(&loc, "card id must be a non-empty string without spaces"),
                     },
@@ -951,11 +1061,17 @@ impl Loader {
                             (FieldType::Str, toml::Value::String(s)) => {
                                 values.insert(key.to_string(), Value::Str(s.clone()));
                             }
+                            (FieldType::Unchecked, v) => {
+                                if let Some(val) = Value::from_toml(v) {
+                                    values.insert(key.to_string(), val);
+                                }
+                            }
                             (ty, _) => {
                                 let want = match ty {
                                     FieldType::Int { .. } => "a whole number",
                                     FieldType::Bool => "true or false",
                                     FieldType::Str => "a string",
+                                    FieldType::Unchecked => "anything",
                                 };
                                 self.error(&loc, format!("'{key}' must be {want}"));
                             }
@@ -972,10 +1088,15 @@ impl Loader {
                     self.error(&card_loc, format!("card '{id}' is missing field '{}'", f.name));
                 }
             }
-            if cards.iter().any(|c| c.id == id) {
-                self.error(&card_loc, format!("duplicate card id '{id}'"));
+            if let Some((_, first)) = ids_seen.iter().find(|(seen, _)| *seen == id) {
+                let first_line = self.files[file].text[..first.span.start].matches('\n').count() + 1;
+                self.error(
+                    &id_loc,
+                    format!("duplicate card id '{id}' (first used on line {first_line})"),
+                );
                 continue;
             }
+            ids_seen.push((id.clone(), id_loc));
             cards.push(Card {
                 id,
                 fields: values,

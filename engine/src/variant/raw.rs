@@ -81,7 +81,7 @@ pub struct RawStep {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawTurn {
-    pub steps: Option<Vec<Spanned<String>>>,
+    pub steps: Option<Spanned<Vec<Spanned<String>>>>,
     pub on_start: Option<Spanned<String>>,
     pub on_end: Option<Spanned<String>>,
 }
