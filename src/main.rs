@@ -24,6 +24,7 @@ macro_rules! out {
 
 mod check;
 mod common;
+mod fuzz;
 mod play;
 mod replay;
 
@@ -46,6 +47,9 @@ enum Command {
     Replay(replay::Args),
     /// Play in the terminal against bots, or hot-seat.
     Play(play::Args),
+    /// Fuzz a rule set: random playouts checking every invariant; a break
+    /// is shrunk to a short record.
+    Fuzz(fuzz::Args),
 }
 
 /// Failure of a command: the message is for the user, already formatted.
@@ -78,11 +82,14 @@ fn main() -> ExitCode {
         Command::Check(a) => check::run(a),
         Command::Replay(a) => replay::run(a),
         Command::Play(a) => play::run(a),
+        Command::Fuzz(a) => fuzz::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
-            let _ = writeln!(std::io::stderr(), "{}", f.message);
+            if !f.message.is_empty() {
+                let _ = writeln!(std::io::stderr(), "{}", f.message);
+            }
             ExitCode::from(f.code)
         }
     }

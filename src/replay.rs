@@ -18,6 +18,10 @@ pub struct Args {
     /// Print the legal actions of the next decision instead, one per line.
     #[arg(long)]
     pub legal: bool,
+    /// Also check the variant's invariants on the state reached; exit 1 if
+    /// one does not hold (shows a `rulesmith fuzz` finding).
+    #[arg(long)]
+    pub check: bool,
     /// Print the summary as this seat sees it (e.g. P2).
     #[arg(long, value_name = "SEAT")]
     pub view: Option<String>,
@@ -53,5 +57,18 @@ pub fn run(args: Args) -> Result<(), Failure> {
         "{}",
         serde_json::to_string_pretty(&summary).expect("JSON values always serialize")
     );
+    if args.check {
+        let broken = game
+            .broken_invariants(&state)
+            .map_err(|e| Failure::input(e.to_string()))?;
+        if !broken.is_empty() {
+            let lines: Vec<String> = broken
+                .iter()
+                .map(|(name, msg)| format!("invariant '{name}' does not hold: {msg}"))
+                .collect();
+            return Err(Failure::input(lines.join("\n")));
+        }
+        crate::outln!("every invariant holds");
+    }
     Ok(())
 }

@@ -25,6 +25,7 @@ const MAX_TRANSITIONS: usize = 10_000;
 
 pub struct Game {
     variant: Arc<Variant>,
+    info: Rc<Info>,
     engine: Engine,
     compiled: Compiled,
     ctx: Rc<RefCell<Ctx>>,
@@ -57,6 +58,7 @@ impl Game {
         let _ = info.card_scripts.set(cards);
         let game = Game {
             variant,
+            info,
             engine,
             compiled,
             ctx,
@@ -578,10 +580,63 @@ impl Game {
         Ok(out)
     }
 
+    /// [`Game::broken_invariants`] for the one invariant `name`.
+    pub fn broken_invariant(&self, state: &State, name: &str) -> Result<Vec<(String, String)>, GameError> {
+        let Some(inv) = self.variant.invariants.iter().find(|i| i.name == name) else {
+            return Ok(Vec::new());
+        };
+        let r = self.call_readonly(state, &inv.check.name, ())?;
+        Ok(match r.as_bool() {
+            Ok(false) => vec![(inv.name.clone(), inv.doc.clone())],
+            _ if r.is_string() => vec![(inv.name.clone(), r.to_string())],
+            _ => Vec::new(),
+        })
+    }
+
     /// The value of a declared statistic counter.
     pub fn stat(&self, state: &State, name: &str) -> Option<i64> {
         let i = self.variant.stats.iter().position(|(n, _)| n == name)?;
         state.core.stats.get(i).copied()
+    }
+
+    /// Starts (or stops) counting which script functions and card hooks run.
+    pub fn track_calls(&self, on: bool) {
+        *self.info.calls.borrow_mut() = on.then(Default::default);
+    }
+
+    /// The counts since `track_calls(true)`, by function name (card hooks as
+    /// `card ID: HOOK`).
+    pub fn calls(&self) -> std::collections::BTreeMap<String, u64> {
+        self.info.calls.borrow().clone().unwrap_or_default()
+    }
+
+    /// Every function the engine may call for this variant, and every hook
+    /// a card script defines: what coverage is measured against.
+    pub fn known_functions(&self) -> Vec<String> {
+        let v = &self.variant;
+        let mut out: Vec<String> = Vec::new();
+        out.extend(v.setup.iter().map(|f| f.name.clone()));
+        for s in &v.steps {
+            out.push(s.legal.name.clone());
+            out.extend(s.enter.iter().map(|f| f.name.clone()));
+        }
+        out.extend(v.actions.iter().map(|a| a.apply.name.clone()));
+        out.extend(v.on_turn_start.iter().chain(&v.on_turn_end).map(|f| f.name.clone()));
+        out.extend(v.invariants.iter().map(|i| i.check.name.clone()));
+        if let Some(cards) = self.info.card_scripts.get() {
+            for (d, deck) in v.decks.iter().enumerate() {
+                for (c, card) in deck.cards.iter().enumerate() {
+                    if let Some(script) = &cards[d][c] {
+                        for hook in script.fn_files.keys().filter(|h| deck.hooks.contains_key(*h)) {
+                            out.push(format!("card {}: {hook}", card.id));
+                        }
+                    }
+                }
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
     }
 
     // ----- machinery -----------------------------------------------------
@@ -649,6 +704,7 @@ impl Game {
 
     /// Calls a script function with the state's data as `this`.
     fn call(&self, state: &mut State, name: &str, args: impl FuncArgs) -> Result<Dynamic, GameError> {
+        self.info.count_call(name);
         self.ctx.borrow_mut().core = std::mem::take(&mut state.core);
         let options = CallFnOptions::new()
             .eval_ast(false)

@@ -13,6 +13,7 @@
 
 pub mod bot;
 pub mod error;
+pub mod fuzz;
 pub mod game;
 pub mod grid;
 pub mod notation;

@@ -78,6 +78,17 @@ pub(crate) struct Info {
     pub functions: OnceCell<HashSet<String>>,
     /// Compiled card scripts, by deck then card (None: a card without one).
     pub card_scripts: OnceCell<Vec<Vec<Option<CardScript>>>>,
+    /// When set, how often each script function was called by the engine
+    /// (and each card hook run): coverage for the fuzzer.
+    pub calls: RefCell<Option<std::collections::BTreeMap<String, u64>>>,
+}
+
+impl Info {
+    pub fn count_call(&self, name: &str) {
+        if let Some(calls) = self.calls.borrow_mut().as_mut() {
+            *calls.entry(name.to_string()).or_default() += 1;
+        }
+    }
 }
 
 /// A card's own script: the hooks it defines.
@@ -131,6 +142,7 @@ impl Info {
             stat_index: v.stats.iter().enumerate().map(|(i, (n, _))| (n.clone(), i)).collect(),
             functions: OnceCell::new(),
             card_scripts: OnceCell::new(),
+            calls: RefCell::new(None),
             variant,
         }
     }
@@ -300,6 +312,8 @@ fn register_queries(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>
             .map(|c| Dynamic::from(c.id.clone()))
             .collect())
     });
+    let i = info.clone();
+    engine.register_fn("has_deck", move |deck: &str| i.deck_index.contains_key(deck));
     let (c, i) = (ctx.clone(), info.clone());
     engine.register_fn("deck_left", move |deck: &str| -> NativeResult<INT> {
         let d = i.deck(deck)?;
@@ -584,6 +598,7 @@ fn register_cards(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) 
             if !script.fn_files.contains_key(hook) {
                 return Ok(Dynamic::UNIT);
             }
+            i.count_call(&format!("card {id}: {hook}"));
             // Lend the data to the card's script as `this` (a move, not a copy).
             let mut this = Dynamic::from_map(std::mem::take(data));
             let options = CallFnOptions::new()

@@ -1,0 +1,408 @@
+//! `rulesmith fuzz VARIANT`: random playouts on all cores checking every
+//! invariant after every step; a break is shrunk to a short record.
+//!
+//! Games run in fixed batches, each seeded from `--seed` and its index, so
+//! the result is the same whatever `--jobs` is: the finding reported is the
+//! one of the lowest failing batch, and totals count the batches up to it.
+
+use crate::common::{load_game, players, VariantArgs};
+use crate::Failure;
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+use rulesmith_engine::fuzz::{self, Batch, Coverage, Options, Sweep, Totals};
+use rulesmith_engine::variant::Value;
+use rulesmith_engine::{rng, Game, Variant};
+use serde_json::json;
+use std::collections::HashMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Games per batch: small enough to spread over cores, large enough that
+/// a batch amortizes its start.
+const BATCH: u64 = 8;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The variant folder (or its variant.toml).
+    pub variant: PathBuf,
+    /// Number of games to play.
+    #[arg(long, default_value_t = 200)]
+    pub games: u64,
+    /// Seed of the whole run.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Number of players (default: the variant's default).
+    #[arg(long)]
+    pub players: Option<usize>,
+    /// Worker threads (default: all cores). The result does not depend on it.
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Also vary every parameter the variant declares with a range.
+    #[arg(long)]
+    pub param_sweep: bool,
+    /// Where to write the shrunk record of a finding.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// A game still running after this many decisions is a finding.
+    #[arg(long, default_value_t = 20_000)]
+    pub max_decisions: usize,
+    #[command(flatten)]
+    pub common: VariantArgs,
+}
+
+pub fn run(args: Args) -> Result<(), Failure> {
+    let base = load_game(&args.variant, &args.common)?;
+    let n = players(&base, args.players)?;
+    let variant: Arc<Variant> = base.variant().clone();
+    let sweep = if args.param_sweep {
+        fuzz::sweepable(&base)
+    } else {
+        Vec::new()
+    };
+    drop(base);
+    let opts = Options {
+        players: n,
+        max_decisions: args.max_decisions,
+        ..Options::default()
+    };
+    let batches = args.games.div_ceil(BATCH);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(args.jobs.unwrap_or(0))
+        .build()
+        .map_err(|e| Failure::usage(format!("--jobs: {e}")))?;
+
+    let progress = Progress::new(args.games, args.json);
+    let lowest_failure = AtomicU64::new(u64::MAX);
+    let start = Instant::now();
+    let results: Vec<Option<Batch>> = pool.install(|| {
+        (0..batches)
+            .into_par_iter()
+            .map_init(
+                || Games::new(variant.clone()),
+                |games, b| {
+                    // Batches after a known failure cannot change the result.
+                    if !args.param_sweep && b > lowest_failure.load(Ordering::Relaxed) {
+                        return None;
+                    }
+                    let count = BATCH.min(args.games - b * BATCH) as u32;
+                    let batch = fuzz::run_batch(&mut |p| games.get(p), &opts, &sweep, rng::derive(args.seed, b), count);
+                    if batch.finding.is_some() {
+                        lowest_failure.fetch_min(b, Ordering::Relaxed);
+                    }
+                    progress.add(&batch);
+                    Some(batch)
+                },
+            )
+            .collect()
+    });
+    progress.finish();
+    let seconds = start.elapsed().as_secs_f64();
+
+    // Totals up to and including the first failing batch: deterministic.
+    let first_fail = results
+        .iter()
+        .position(|r| r.as_ref().is_some_and(|b| b.finding.is_some()));
+    let counted = first_fail.map_or(results.len(), |i| if args.param_sweep { results.len() } else { i + 1 });
+    let mut totals = Totals::default();
+    let mut coverage = Coverage::for_game(&Game::new(variant.clone()).map_err(|e| Failure::input(e.to_string()))?);
+    for b in results[..counted].iter().flatten() {
+        totals.add(&b.totals);
+        coverage.merge(&b.coverage);
+    }
+    let finding = first_fail
+        .and_then(|i| results[i].as_ref())
+        .and_then(|b| b.finding.clone());
+    let broken_params: Vec<&Vec<(String, i64)>> = results[..counted]
+        .iter()
+        .flatten()
+        .filter_map(|b| b.finding.as_ref().map(|(_, p)| p))
+        .collect();
+
+    let mut report = Report {
+        args: &args,
+        variant: &variant,
+        players: n,
+        totals,
+        seconds,
+        coverage,
+        sweep: &sweep,
+        written: None,
+    };
+    if let Some((f, params)) = &finding {
+        let path = args
+            .out
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(format!("{}-finding.record", variant.name)));
+        let header = report.header(f, params);
+        std::fs::write(&path, f.record.to_text(&header))
+            .map_err(|e| Failure::input(format!("{}: cannot write the finding: {e}", path.display())))?;
+        report.written = Some(path);
+    }
+    if args.json {
+        crate::outln!("{}", report.json(finding.as_ref(), &broken_params));
+    } else {
+        report.text(finding.as_ref(), &broken_params);
+    }
+    match finding {
+        Some(_) => Err(Failure {
+            message: String::new(),
+            code: 1,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// One worker's games: the base game, and one per swept parameter set.
+struct Games {
+    variant: Arc<Variant>,
+    cache: HashMap<Vec<(String, i64)>, Rc<Game>>,
+}
+
+impl Games {
+    fn new(variant: Arc<Variant>) -> Self {
+        Games {
+            variant,
+            cache: HashMap::new(),
+        }
+    }
+
+    fn get(&mut self, params: &[(String, i64)]) -> Result<Rc<Game>, String> {
+        if let Some(g) = self.cache.get(params) {
+            return Ok(g.clone());
+        }
+        if self.cache.len() > 256 {
+            self.cache.clear();
+        }
+        let mut v = (*self.variant).clone();
+        for (k, value) in params {
+            let text = match v.param(k).map(|p| &p.value) {
+                Some(Value::Bool(_)) => (*value != 0).to_string(),
+                _ => value.to_string(),
+            };
+            v.set(k, &text)?;
+        }
+        let g = Rc::new(Game::new(v).map_err(|e| e.to_string())?);
+        self.cache.insert(params.to_vec(), g.clone());
+        Ok(g)
+    }
+}
+
+/// Progress: a bar on a terminal, a few plain lines otherwise, nothing for
+/// --json.
+struct Progress {
+    bar: Option<ProgressBar>,
+    total: u64,
+    games: AtomicU64,
+    decisions: AtomicU64,
+    findings: AtomicUsize,
+    lines: AtomicU64,
+    start: Instant,
+    quiet: bool,
+}
+
+impl Progress {
+    fn new(total: u64, quiet: bool) -> Self {
+        let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
+            let b = ProgressBar::new(total);
+            b.set_style(
+                ProgressStyle::with_template("{bar:40} {pos}/{len} games {msg} [{elapsed_precise}]")
+                    .expect("valid template"),
+            );
+            b
+        });
+        Progress {
+            bar,
+            total,
+            games: AtomicU64::new(0),
+            decisions: AtomicU64::new(0),
+            findings: AtomicUsize::new(0),
+            lines: AtomicU64::new(0),
+            start: Instant::now(),
+            quiet,
+        }
+    }
+
+    fn add(&self, b: &Batch) {
+        let games = self.games.fetch_add(b.totals.games, Ordering::Relaxed) + b.totals.games;
+        let decisions = self.decisions.fetch_add(b.totals.decisions, Ordering::Relaxed) + b.totals.decisions;
+        let findings =
+            self.findings.fetch_add(b.finding.is_some() as usize, Ordering::Relaxed) + b.finding.is_some() as usize;
+        let rate = decisions as f64 / self.start.elapsed().as_secs_f64().max(1e-9);
+        let msg = format!("{rate:.0} decisions/s, {findings} finding(s)");
+        if let Some(bar) = &self.bar {
+            bar.set_position(games.min(self.total));
+            bar.set_message(msg);
+        } else if !self.quiet {
+            // About ten plain lines per run.
+            let step = (self.total / 10).max(1);
+            let line = games / step;
+            if self.lines.fetch_max(line, Ordering::Relaxed) < line {
+                eprintln!("fuzz: {games}/{} games, {msg}", self.total);
+            }
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+struct Report<'a> {
+    args: &'a Args,
+    variant: &'a Variant,
+    players: usize,
+    totals: Totals,
+    seconds: f64,
+    coverage: Coverage,
+    sweep: &'a [Sweep],
+    written: Option<PathBuf>,
+}
+
+impl Report<'_> {
+    /// The `--set` overrides that reproduce a game: the user's, then the
+    /// swept values (booleans written as true/false).
+    fn sets(&self, params: &[(String, i64)]) -> Vec<String> {
+        let mut sets: Vec<String> = self.args.common.set.clone();
+        for (k, v) in params {
+            let is_bool = matches!(self.variant.param(k).map(|p| &p.value), Some(Value::Bool(_)));
+            sets.push(if is_bool {
+                format!("{k}={}", *v != 0)
+            } else {
+                format!("{k}={v}")
+            });
+        }
+        sets
+    }
+
+    fn command(&self, params: &[(String, i64)]) -> String {
+        let mut c = format!(
+            "rulesmith replay {} {} --players {} --check",
+            self.args.variant.display(),
+            self.written.as_deref().unwrap_or(Path::new("FINDING.record")).display(),
+            self.players
+        );
+        for s in self.sets(params) {
+            c.push_str(&format!(" --set {s}"));
+        }
+        c
+    }
+
+    fn header(&self, f: &fuzz::Finding, params: &[(String, i64)]) -> Vec<String> {
+        let mut h = vec![
+            format!("rulesmith fuzz finding: {}", f.kind),
+            format!("  {}", f.message),
+            format!(
+                "variant {}, {} players, seed {}",
+                self.args.variant.display(),
+                self.players,
+                self.args.seed
+            ),
+        ];
+        for s in self.sets(params) {
+            h.push(format!("set: {s}"));
+        }
+        h
+    }
+
+    fn text(&self, finding: Option<&(fuzz::Finding, Vec<(String, i64)>)>, broken: &[&Vec<(String, i64)>]) {
+        let t = &self.totals;
+        crate::outln!(
+            "fuzzed {} ({} players): {} games, {} decisions in {:.1}s ({:.0} decisions/s); {} won, {} drawn",
+            self.args.variant.display(),
+            self.players,
+            t.games,
+            t.decisions,
+            self.seconds,
+            t.decisions as f64 / self.seconds.max(1e-9),
+            t.wins,
+            t.draws
+        );
+        match finding {
+            None => crate::outln!("no finding: every invariant and engine check held."),
+            Some((f, params)) => {
+                let lines = f.record.len();
+                crate::outln!("\nFINDING: {} - {}", f.kind, f.message);
+                crate::outln!(
+                    "  at decision {}, turn {}, step '{}' (record line {lines})",
+                    f.decisions,
+                    f.turn,
+                    f.step
+                );
+                if let Some(p) = &self.written {
+                    crate::outln!("  shrunk record ({lines} lines) written to {}", p.display());
+                }
+                crate::outln!("  replay it: {}", self.command(params));
+                if !self.sweep.is_empty() {
+                    crate::outln!("  {} of the swept batches broke; their parameter values:", broken.len());
+                    for p in broken.iter().take(10) {
+                        let s: Vec<String> = p.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                        crate::outln!("    {}", s.join(" "));
+                    }
+                }
+            }
+        }
+        crate::outln!("\ncoverage (never reached):");
+        for (what, names) in self.coverage.never() {
+            let list = if names.is_empty() {
+                "-".to_string()
+            } else {
+                names.join(", ")
+            };
+            crate::outln!("  {what:17} {list}");
+        }
+    }
+
+    fn json(
+        &self,
+        finding: Option<&(fuzz::Finding, Vec<(String, i64)>)>,
+        broken: &[&Vec<(String, i64)>],
+    ) -> serde_json::Value {
+        let t = &self.totals;
+        let never: serde_json::Map<String, serde_json::Value> = self
+            .coverage
+            .never()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), json!(v)))
+            .collect();
+        json!({
+            "variant": self.args.variant.display().to_string(),
+            "players": self.players,
+            "seed": self.args.seed,
+            "games": t.games,
+            "decisions": t.decisions,
+            "wins": t.wins,
+            "draws": t.draws,
+            "seconds": self.seconds,
+            "decisions_per_second": t.decisions as f64 / self.seconds.max(1e-9),
+            "finding": finding.map(|(f, params)| json!({
+                "kind": f.kind.to_string(),
+                "message": f.message,
+                "decisions": f.decisions,
+                "turn": f.turn,
+                "step": f.step,
+                "record_lines": f.record.len(),
+                "record_file": self.written.as_ref().map(|p| p.display().to_string()),
+                "replay": self.command(params),
+                "params": params.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<serde_json::Map<_, _>>(),
+            })),
+            "broken_parameter_sets": broken.iter().map(|p| p.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<serde_json::Map<_, _>>()).collect::<Vec<_>>(),
+            "coverage": {
+                "never": never,
+                "steps": self.coverage.steps,
+                "actions": self.coverage.actions,
+                "cards": self.coverage.cards,
+                "invariants": self.coverage.invariants,
+                "functions": self.coverage.functions,
+            },
+        })
+    }
+}
