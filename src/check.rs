@@ -2,6 +2,11 @@
 
 use crate::common::{load_game, VariantArgs};
 use crate::Failure;
+use rulesmith_engine::record::Record;
+use rulesmith_engine::{playout, rng};
+
+/// Random games played per player count to smoke out run-time errors.
+const SMOKE_GAMES: u64 = 4;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -15,18 +20,29 @@ pub struct Args {
 pub fn run(args: Args) -> Result<(), Failure> {
     let game = load_game(&args.variant, &args.common)?;
     let v = game.variant();
-    // A variant that loads must also set up a game: run setup once per
-    // player count to catch script errors there too.
+    // A variant that loads must also play: a few seeded random games per
+    // player count catch script errors past setup (a deck too small for the
+    // seats, a misspelt property in a rarely used step, ...).
+    let mut games = 0;
     for n in v.players.min..=v.players.max {
-        game.new_game(n).map_err(|e| {
-            Failure::input(format!(
-                "{}: setting up a {n}-player game fails: {e}",
-                args.variant.display()
-            ))
-        })?;
+        for seed in 0..SMOKE_GAMES {
+            let mut record = Record::default();
+            let mut r = rng::seeded(seed);
+            let result = game
+                .new_game(n)
+                .and_then(|mut s| playout::random_playout(&game, &mut s, &mut r, Some(&mut record), 100_000));
+            if let Err(e) = result {
+                return Err(Failure::input(format!(
+                    "{}: a random {n}-player game (seed {seed}) fails: {e}\nthe game so far:\n{}",
+                    args.variant.display(),
+                    record.to_text(&[format!("players: {n}")])
+                )));
+            }
+            games += 1;
+        }
     }
     crate::outln!(
-        "ok: {} ({}), {} to {} players, {} actions, {} steps, {} parameters, {} invariants",
+        "ok: {} ({}), {} to {} players, {} actions, {} steps, {} parameters, {} invariants; {games} smoke games played",
         v.name,
         v.title,
         v.players.min,

@@ -45,6 +45,8 @@ struct Table {
     record: Record,
     seed: u64,
     out_file: Option<PathBuf>,
+    /// The `--set` overrides, written into the record's header.
+    sets: Vec<String>,
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
@@ -77,6 +79,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         record: Record::default(),
         seed,
         out_file: args.record,
+        sets: args.common.set.clone(),
     };
     crate::outln!("{} - {} players, seed {seed}", table.game.variant().title, n);
     let seats: Vec<String> = (0..n)
@@ -230,16 +233,22 @@ impl Table {
         }
     }
 
+    /// Comment lines that let `rulesmith replay` set the game up again.
+    fn header(&self) -> Vec<String> {
+        let mut header = vec![
+            format!("{} - seed {}", self.game.variant().name, self.seed),
+            format!("players: {}", self.state.core.seats),
+        ];
+        header.extend(self.sets.iter().map(|s| format!("set: {s}")));
+        header
+    }
+
     fn save(&self) -> Result<(), Failure> {
         let Some(path) = &self.out_file else {
             crate::outln!("  no --record FILE was given; 'record' shows the record");
             return Ok(());
         };
-        let header = vec![
-            format!("{} - seed {}", self.game.variant().name, self.seed),
-            format!("players {}", self.state.core.seats),
-        ];
-        std::fs::write(path, self.record.to_text(&header))
+        std::fs::write(path, self.record.to_text(&self.header()))
             .map_err(|e| Failure::input(format!("{}: cannot write record: {e}", path.display())))?;
         crate::outln!("  record written to {}", path.display());
         Ok(())
@@ -257,7 +266,7 @@ impl Table {
         if self.out_file.is_some() {
             self.save()
         } else {
-            crate::outln!("\nGame record:\n{}", self.record.to_text(&[]));
+            crate::outln!("\nGame record:\n{}", self.record.to_text(&self.header()));
             Ok(())
         }
     }

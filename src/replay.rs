@@ -30,9 +30,6 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
-    let game = load_game(&args.variant, &args.common)?;
-    let n = players(&game, args.players)?;
-    let viewer = args.view.as_deref().map(|v| parse_seat(v, n)).transpose()?;
     let text = if args.record.as_os_str() == "-" {
         std::io::read_to_string(std::io::stdin())
             .map_err(|e| Failure::input(format!("cannot read standard input: {e}")))?
@@ -40,6 +37,18 @@ pub fn run(args: Args) -> Result<(), Failure> {
         std::fs::read_to_string(&args.record)
             .map_err(|e| Failure::input(format!("{}: cannot read record: {e}", args.record.display())))?
     };
+    // The record's own `# set:` and `# players:` lines, then the command line.
+    let mut common = args.common.clone();
+    common.set = record::header_values(&text, "set").into_iter().map(String::from).chain(args.common.set.clone()).collect();
+    let game = load_game(&args.variant, &common)?;
+    let from_header = match record::header_values(&text, "players").first() {
+        Some(p) => Some(p.parse::<usize>().map_err(|_| {
+            Failure::input(format!("{}: '# players: {p}' is not a number", args.record.display()))
+        })?),
+        None => None,
+    };
+    let n = players(&game, args.players.or(from_header))?;
+    let viewer = args.view.as_deref().map(|v| parse_seat(v, n)).transpose()?;
     let state = record::replay(&game, n, &text, &args.record).map_err(|e| Failure::input(e.to_string()))?;
     if args.legal {
         if let ToMove::Decision(_) = state.to_move() {

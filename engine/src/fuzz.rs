@@ -103,10 +103,12 @@ pub enum GenericCheck {
     NoViewLeak,
     /// Replaying the game's record reproduces the state.
     RecordReplays,
+    /// Listing the legal actions leaves the state unchanged.
+    LegalIsPure,
 }
 
 impl GenericCheck {
-    pub const ALL: [GenericCheck; 8] = [
+    pub const ALL: [GenericCheck; 9] = [
         GenericCheck::UniqueTexts,
         GenericCheck::DeterministicOrder,
         GenericCheck::SeatInPlay,
@@ -115,6 +117,7 @@ impl GenericCheck {
         GenericCheck::SerdeRoundTrip,
         GenericCheck::NoViewLeak,
         GenericCheck::RecordReplays,
+        GenericCheck::LegalIsPure,
     ];
 
     pub fn name(self) -> &'static str {
@@ -127,6 +130,7 @@ impl GenericCheck {
             GenericCheck::SerdeRoundTrip => "save-load-plays-on",
             GenericCheck::NoViewLeak => "no-view-leak",
             GenericCheck::RecordReplays => "record-replays",
+            GenericCheck::LegalIsPure => "legal-listing-changes-nothing",
         }
     }
 }
@@ -426,9 +430,18 @@ impl Checked<'_> {
                 "a second listing of the legal actions differs".into(),
             ));
         }
-        let copy = state.clone();
+        let mut copy = state.clone();
         if !copy.same_as(state) {
             return Err(self.check(GenericCheck::CloneEquals, "a clone differs from its original".into()));
+        }
+        // The fast path lends the state itself to the legal function.
+        let mut listed = Vec::new();
+        game.legal_actions_into(&mut copy, &mut listed).map_err(|e| self.broke_with(e))?;
+        if !copy.same_as(state) {
+            return Err(self.check(
+                GenericCheck::LegalIsPure,
+                format!("step '{}': listing the legal actions changed the state", self.step),
+            ));
         }
         // Up to SAMPLE actions per check, at a stride whose offset rotates
         // with the decision count, so that long lists are covered over time.

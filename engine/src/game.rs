@@ -103,7 +103,6 @@ impl Game {
         }
         for (f, what) in [
             (&v.summary, "the summary function (viewer seat, -1 for all)"),
-            (&v.view, "the view function (viewer seat)"),
             (&v.render, "the render function (viewer seat, -1 for all)"),
         ] {
             if let Some(f) = f {
@@ -157,7 +156,7 @@ impl Game {
             out: vec![false; players],
             active: None,
             actor: None,
-            step: 0,
+            step: None,
             turn: 0,
             status: StatusCell(Status::Ongoing),
             chance: None,
@@ -203,7 +202,12 @@ impl Game {
             }
             ToMove::Terminal => return Err(GameError::GameOver),
         };
-        let step = &self.variant.steps[state.core.step];
+        let Some(step) = state.core.step.map(|i| &self.variant.steps[i]) else {
+            return Err(GameError::Rules(format!(
+                "P{} is to decide, but the scripts entered no step (call enter_step)",
+                seat + 1
+            )));
+        };
         {
             let mut c = self.ctx.borrow_mut();
             c.collecting = true;
@@ -508,7 +512,7 @@ impl Game {
     /// Who decides next, in words.
     pub fn decision_expectation(&self, state: &State) -> String {
         match state.to_move() {
-            ToMove::Decision(s) => format!("P{} decides next ({})", s + 1, self.variant.steps[state.core.step].name),
+            ToMove::Decision(s) => format!("P{} decides next ({})", s + 1, self.step_name(state)),
             ToMove::Chance => format!("a chance outcome is due: {}", self.chance_expectation(state)),
             ToMove::Terminal => "the game is over".into(),
         }
@@ -516,7 +520,7 @@ impl Game {
 
     /// The name of the current step.
     pub fn step_name(&self, state: &State) -> &str {
-        &self.variant.steps[state.core.step].name
+        state.core.step.map_or("setup", |i| &self.variant.steps[i].name)
     }
 
     // ----- views and output ---------------------------------------------
@@ -768,7 +772,7 @@ impl Game {
         if !state.is_terminal() && state.core.chance.is_none() && state.core.actor.is_none() {
             return Err(GameError::Rules(format!(
                 "nobody is to move at step '{}': the scripts neither named a seat nor asked for chance",
-                self.variant.steps[state.core.step].name
+                self.step_name(state)
             )));
         }
         if self.ctx.borrow().enter.is_some() || self.ctx.borrow().end_turn {
@@ -823,7 +827,7 @@ impl Game {
     }
 
     fn enter_step(&self, state: &mut State, step: usize) -> Result<(), GameError> {
-        state.core.step = step;
+        state.core.step = Some(step);
         let def = &self.variant.steps[step];
         if def.actor == Actor::Active {
             state.core.actor = state.core.active;

@@ -71,6 +71,17 @@ impl Record {
     }
 }
 
+/// The values of `# KEY: VALUE` comment lines, in order: how a record
+/// remembers the game it belongs to (`# players: 3`, `# set: max_power=8`).
+pub fn header_values<'a>(text: &'a str, key: &str) -> Vec<&'a str> {
+    text.lines()
+        .filter_map(|l| l.trim_start().strip_prefix('#'))
+        .filter_map(|l| l.trim_start().strip_prefix(key))
+        .filter_map(|l| l.strip_prefix(':'))
+        .map(str::trim)
+        .collect()
+}
+
 /// Splits record text into entries; syntax only, no rules.
 pub fn parse(text: &str, file: &Path) -> Result<Vec<Line>, RecordError> {
     let mut out = Vec::new();

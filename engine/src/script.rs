@@ -6,8 +6,9 @@
 //! with the engine: while a script function runs, the engine's [`Core`] is
 //! moved into it, so natives read and change it directly; requests that need
 //! more script calls (entering a step, ending a turn) are queued and carried
-//! out by the game once the script returns. Nothing re-enters Rhai from
-//! inside a native call.
+//! out by the game once the script returns. Only `card_hook` re-enters
+//! Rhai from inside a native call, to run a card's own script with the same
+//! data as `this`; it holds no borrow of the shared record while it does.
 
 use crate::error::{Diagnostic, ScriptError};
 use crate::grid;
@@ -282,7 +283,9 @@ fn register_queries(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>
         _ => -1,
     });
     let (c, i) = (ctx.clone(), info.clone());
-    engine.register_fn("step", move || i.step_names[c.borrow().core.step].clone());
+    engine.register_fn("step", move || {
+        c.borrow().core.step.map_or_else(|| ImmutableString::from("setup"), |s| i.step_names[s].clone())
+    });
     let i = info.clone();
     engine.register_fn("param", move |name: &str| -> NativeResult<Dynamic> {
         i.params.get(name).cloned().ok_or_else(|| {
@@ -828,6 +831,14 @@ pub(crate) fn script_error(
             }
         }
     };
+    let file_index = fn_files.get(&function).copied();
+    if pos == Position::NONE {
+        // A limit hit in the function first called has no position of its
+        // own: point at the function's definition.
+        if let Some(f) = file_index {
+            pos = Position::new(fn_line(&variant.files[f].text, &function).max(1) as u16, 1);
+        }
+    }
     let file = fn_files
         .get(&function)
         .map(|&f| variant.files[f].path.clone())

@@ -91,8 +91,9 @@ pub struct Core {
     pub active: Option<Seat>,
     /// The seat whose decision is next (none at chance or at the end).
     pub actor: Option<Seat>,
-    /// Index of the current step in the variant's step table.
-    pub step: usize,
+    /// Index of the current step in the variant's step table; none during
+    /// setup until the scripts enter one.
+    pub step: Option<usize>,
     /// 1-based number of the current turn; 0 during setup.
     pub turn: u32,
     pub status: StatusCell,

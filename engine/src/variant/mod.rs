@@ -14,6 +14,7 @@ mod raw;
 use crate::error::{Diagnostic, LoadError};
 use crate::notation::{SlotType, Template};
 use raw::*;
+use indexmap::IndexMap;
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -225,7 +226,6 @@ pub struct Variant {
     pub last_standing: bool,
     pub max_turns: Option<String>,
     pub summary: Option<FnRef>,
-    pub view: Option<FnRef>,
     pub render: Option<FnRef>,
     pub key_order: Vec<String>,
     pub decks: Vec<Deck>,
@@ -406,7 +406,7 @@ fn parse_value_text(text: &str, like: &Value) -> Value {
 struct MergedDeck {
     decl: (usize, Spanned<String>),
     file: Option<(usize, Spanned<String>)>,
-    fields: BTreeMap<String, (usize, Spanned<String>, RawField)>,
+    fields: IndexMap<String, (usize, Spanned<String>, RawField)>,
     hooks: BTreeMap<String, usize>,
 }
 
@@ -571,19 +571,19 @@ impl Loader {
         let mut title = String::new();
         let mut players: Option<(Loc, RawPlayers)> = None;
         let mut scripts = Vec::new();
-        let mut params: BTreeMap<String, Param> = BTreeMap::new();
-        let mut enums: BTreeMap<String, (Loc, Vec<String>)> = BTreeMap::new();
-        let mut actions: BTreeMap<String, (usize, Spanned<String>, RawAction)> = BTreeMap::new();
-        let mut steps: BTreeMap<String, (usize, Spanned<String>, RawStep)> = BTreeMap::new();
+        let mut params: IndexMap<String, Param> = IndexMap::new();
+        let mut enums: IndexMap<String, (Loc, Vec<String>)> = IndexMap::new();
+        let mut actions: IndexMap<String, (usize, Spanned<String>, RawAction)> = IndexMap::new();
+        let mut steps: IndexMap<String, (usize, Spanned<String>, RawStep)> = IndexMap::new();
         let mut turn_steps: Option<(usize, Spanned<Vec<Spanned<String>>>)> = None;
         let (mut on_start, mut on_end, mut setup) = (None, None, None);
         let mut last_standing = false;
         let mut max_turns: Option<(usize, Spanned<String>)> = None;
-        let (mut summary, mut view, mut render) = (None, None, None);
+        let (mut summary, mut render) = (None, None);
         let mut key_order = Vec::new();
-        let mut decks: BTreeMap<String, MergedDeck> = BTreeMap::new();
-        let mut stats: BTreeMap<String, String> = BTreeMap::new();
-        let mut invariants: BTreeMap<String, Invariant> = BTreeMap::new();
+        let mut decks: IndexMap<String, MergedDeck> = IndexMap::new();
+        let mut stats: IndexMap<String, String> = IndexMap::new();
+        let mut invariants: IndexMap<String, Invariant> = IndexMap::new();
 
         for Parsed { file, raw } in chain {
             let base = self.files[file]
@@ -672,7 +672,6 @@ impl Loader {
             }
             if let Some(o) = raw.output {
                 summary = o.summary.map(|f| self.fn_ref(file, &f)).or(summary);
-                view = o.view.map(|f| self.fn_ref(file, &f)).or(view);
                 render = o.render.map(|f| self.fn_ref(file, &f)).or(render);
                 key_order = o.key_order.unwrap_or(key_order);
             }
@@ -682,7 +681,7 @@ impl Loader {
                 let m = decks.entry(name).or_insert_with(|| MergedDeck {
                     decl: (file, k),
                     file: None,
-                    fields: BTreeMap::new(),
+                    fields: IndexMap::new(),
                     hooks: BTreeMap::new(),
                 });
                 if let Some(f) = d.file {
@@ -938,7 +937,6 @@ impl Loader {
             last_standing,
             max_turns,
             summary,
-            view,
             render,
             key_order,
             decks: deck_list,

@@ -4,6 +4,7 @@
 //! second phase (extends, references, ranges).
 
 use serde::Deserialize;
+use indexmap::IndexMap;
 use std::collections::BTreeMap;
 use toml::Spanned;
 
@@ -12,23 +13,23 @@ use toml::Spanned;
 pub struct RawFile {
     pub variant: Option<RawHeader>,
     #[serde(default)]
-    pub params: BTreeMap<Spanned<String>, RawParam>,
+    pub params: IndexMap<Spanned<String>, RawParam>,
     #[serde(default)]
-    pub notation: BTreeMap<Spanned<String>, Vec<String>>,
+    pub notation: IndexMap<Spanned<String>, Vec<String>>,
     #[serde(default)]
-    pub actions: BTreeMap<Spanned<String>, RawAction>,
+    pub actions: IndexMap<Spanned<String>, RawAction>,
     #[serde(default)]
-    pub steps: BTreeMap<Spanned<String>, RawStep>,
+    pub steps: IndexMap<Spanned<String>, RawStep>,
     pub turn: Option<RawTurn>,
     pub setup: Option<RawSetup>,
     pub end: Option<RawEnd>,
     pub output: Option<RawOutput>,
     #[serde(default)]
-    pub decks: BTreeMap<Spanned<String>, RawDeckRef>,
+    pub decks: IndexMap<Spanned<String>, RawDeckRef>,
     #[serde(default)]
-    pub stats: BTreeMap<Spanned<String>, String>,
+    pub stats: IndexMap<Spanned<String>, String>,
     #[serde(default)]
-    pub invariants: BTreeMap<Spanned<String>, RawInvariant>,
+    pub invariants: IndexMap<Spanned<String>, RawInvariant>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -104,7 +105,6 @@ pub struct RawEnd {
 #[serde(deny_unknown_fields)]
 pub struct RawOutput {
     pub summary: Option<Spanned<String>>,
-    pub view: Option<Spanned<String>>,
     pub render: Option<Spanned<String>>,
     pub key_order: Option<Vec<String>>,
 }
@@ -116,7 +116,7 @@ pub struct RawDeckRef {
     /// give only a new file, or only more fields or hooks.
     pub file: Option<Spanned<String>>,
     #[serde(default)]
-    pub fields: BTreeMap<Spanned<String>, RawField>,
+    pub fields: IndexMap<Spanned<String>, RawField>,
     /// Hook functions a card script may define, with their arity.
     #[serde(default)]
     pub hooks: BTreeMap<String, usize>,

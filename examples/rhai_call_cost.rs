@@ -1,3 +1,8 @@
+//! What Rhai costs on this machine: a bare call, a loop iteration, an index,
+//! a native call, a script call, a method call. These figures set the floor
+//! for rule scripts on the hot path (docs/ARCHITECTURE.md, Performance):
+//! `cargo run --release --example rhai_call_cost`.
+
 use rhai::{CallFnOptions, Dynamic, Engine, Map, Scope, AST};
 use std::time::Instant;
 fn main() {

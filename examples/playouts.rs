@@ -1,5 +1,6 @@
-//! Random playouts of a variant: `cargo run --release --example playouts -- VARIANT [GAMES] [PLAYERS]`.
-//! Prints decisions per second and games per second (one thread).
+//! Random playouts of a variant, one thread, timed roughly (the benchmark
+//! proper is `cargo bench --bench playouts`):
+//! `cargo run --release --example playouts -- VARIANT [GAMES] [PLAYERS]`.
 
 use rulesmith_engine::{playout, record::Record, rng, Game, Status, Variant};
 
