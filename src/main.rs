@@ -27,6 +27,8 @@ mod common;
 mod fuzz;
 mod play;
 mod replay;
+mod report;
+mod simulate;
 
 use clap::{Parser, Subcommand};
 use std::io::Write as _;
@@ -50,6 +52,12 @@ enum Command {
     /// Fuzz a rule set: random playouts checking every invariant; a break
     /// is shrunk to a short record.
     Fuzz(fuzz::Args),
+    /// Play many games between bots and report win rates, balance, game
+    /// length and the variant's statistics.
+    Simulate(simulate::SimulateArgs),
+    /// Play the same games under two rule sets and say which differences
+    /// are significant.
+    Compare(simulate::CompareArgs),
 }
 
 /// Failure of a command: the message is for the user, already formatted.
@@ -83,6 +91,8 @@ fn main() -> ExitCode {
         Command::Replay(a) => replay::run(a),
         Command::Play(a) => play::run(a),
         Command::Fuzz(a) => fuzz::run(a),
+        Command::Simulate(a) => simulate::simulate(a),
+        Command::Compare(a) => simulate::compare(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -4,7 +4,7 @@
 
 use crate::common::{load_game, parse_seat, players, VariantArgs};
 use crate::Failure;
-use rulesmith_engine::bot::{Bot, RandomBot};
+use rulesmith_engine::bot::{self, Bot};
 use rulesmith_engine::record::Record;
 use rulesmith_engine::rng::{self, GameRng};
 use rulesmith_engine::state::ChanceSource;
@@ -26,6 +26,10 @@ pub struct Args {
     /// Every seat is played by a human at this terminal.
     #[arg(long)]
     pub hotseat: bool,
+    /// Bot of each seat, comma-separated, repeating over the seats (human
+    /// seats ignore theirs): random, greedy, mcts, mcts:N, mcts:Nms.
+    #[arg(long, value_delimiter = ',', default_value = "random")]
+    pub bots: Vec<String>,
     /// Seed for dice, cards and bots (default: from the clock, and printed).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -66,9 +70,19 @@ pub fn run(args: Args) -> Result<(), Failure> {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(1, |d| d.as_nanos() as u64)
     });
-    let bots = (0..n)
-        .map(|s| (!humans[s]).then(|| Box::new(RandomBot::new(rng::derive(seed, 1 + s as u64))) as Box<dyn Bot>))
-        .collect();
+    if args.bots.is_empty() {
+        return Err(Failure::usage("--bots needs at least one bot"));
+    }
+    let mut bots = Vec::with_capacity(n);
+    for (s, human) in humans.iter().enumerate() {
+        let bot = if *human {
+            None
+        } else {
+            let spec = &args.bots[s % args.bots.len()];
+            Some(bot::from_spec(spec, rng::derive(seed, 1 + s as u64)).map_err(Failure::usage)?)
+        };
+        bots.push(bot);
+    }
     let state = game.new_game(n).map_err(|e| Failure::input(e.to_string()))?;
     let mut table = Table {
         game,
@@ -83,7 +97,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
     };
     crate::outln!("{} - {} players, seed {seed}", table.game.variant().title, n);
     let seats: Vec<String> = (0..n)
-        .map(|s| format!("P{}: {}", s + 1, if table.humans[s] { "human" } else { "random bot" }))
+        .map(|s| match &table.bots[s] {
+            Some(b) => format!("P{}: {} bot", s + 1, b.name()),
+            None => format!("P{}: human", s + 1),
+        })
         .collect();
     crate::outln!("{}", seats.join(", "));
     crate::outln!("Type the number of an action or its text; 'help' lists commands.\n");

@@ -39,12 +39,17 @@ pub fn run(args: Args) -> Result<(), Failure> {
     };
     // The record's own `# set:` and `# players:` lines, then the command line.
     let mut common = args.common.clone();
-    common.set = record::header_values(&text, "set").into_iter().map(String::from).chain(args.common.set.clone()).collect();
+    common.set = record::header_values(&text, "set")
+        .into_iter()
+        .map(String::from)
+        .chain(args.common.set.clone())
+        .collect();
     let game = load_game(&args.variant, &common)?;
     let from_header = match record::header_values(&text, "players").first() {
-        Some(p) => Some(p.parse::<usize>().map_err(|_| {
-            Failure::input(format!("{}: '# players: {p}' is not a number", args.record.display()))
-        })?),
+        Some(p) => Some(
+            p.parse::<usize>()
+                .map_err(|_| Failure::input(format!("{}: '# players: {p}' is not a number", args.record.display())))?,
+        ),
         None => None,
     };
     let n = players(&game, args.players.or(from_header))?;

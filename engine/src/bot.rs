@@ -1,16 +1,77 @@
 //! Bots: automatic players that pick among the legal actions.
+//!
+//! A bot must not cheat: where a seat cannot see part of the state (a card
+//! dealt to another seat), the greedy and MCTS bots decide on states drawn
+//! with [`Game::determinize`], which depend only on what that seat knows.
 
 use crate::game::Game;
 use crate::rng::{self, GameRng};
-use crate::state::{Action, State};
+use crate::state::{Action, Seat, State, ToMove};
+use std::time::{Duration, Instant};
 
 /// A player that decides by itself.
 pub trait Bot {
-    /// A short name for reports (`random`, `greedy`, ...).
+    /// A short name for reports (`random`, `greedy`, `mcts:400`, ...).
     fn name(&self) -> &str;
 
-    /// Index into `legal` of the chosen action. `legal` is never empty.
+    /// Index into `legal` of the chosen action. `legal` is never empty and
+    /// holds the legal actions of the seat to move in `state`.
     fn choose(&mut self, game: &Game, state: &State, legal: &[Action]) -> usize;
+}
+
+/// Builds a bot from its name: `random`, `greedy`, `mcts`, `mcts:N` (N
+/// playouts per decision) or `mcts:Nms` (a time budget; not reproducible).
+pub fn from_spec(spec: &str, seed: u64) -> Result<Box<dyn Bot>, String> {
+    let (kind, arg) = spec.split_once(':').unwrap_or((spec, ""));
+    match (kind, arg) {
+        ("random", "") => Ok(Box::new(RandomBot::new(seed))),
+        ("greedy", "") => Ok(Box::new(GreedyBot::new(seed))),
+        ("mcts", "") => Ok(Box::new(MctsBot::new(
+            seed,
+            Budget::Playouts(MctsBot::DEFAULT_PLAYOUTS),
+        ))),
+        ("mcts", a) => {
+            let budget = match a.strip_suffix("ms") {
+                Some(ms) => ms
+                    .parse()
+                    .ok()
+                    .filter(|m| *m > 0)
+                    .map(|m| Budget::Time(Duration::from_millis(m))),
+                None => a.parse().ok().filter(|n| *n > 0).map(Budget::Playouts),
+            };
+            budget
+                .map(|b| Box::new(MctsBot::new(seed, b)) as Box<dyn Bot>)
+                .ok_or_else(|| format!("bot '{spec}': expected mcts:N (playouts) or mcts:Nms (milliseconds)"))
+        }
+        _ => Err(format!(
+            "unknown bot '{spec}' (expected random, greedy, mcts, mcts:N or mcts:Nms)"
+        )),
+    }
+}
+
+/// The state a bot may reason about: the true one when the seat sees
+/// everything, else one drawn from its view.
+fn world(game: &Game, state: &State, seat: Seat, rng: &mut GameRng) -> State {
+    let hidden = state.core.secrets.iter().any(|s| !s.revealed && s.seen_by != seat);
+    if hidden {
+        game.determinize(state, Some(seat), rng)
+            .unwrap_or_else(|_| state.clone())
+    } else {
+        state.clone()
+    }
+}
+
+/// Plays out chance events until a decision or the end.
+fn resolve_chance(game: &Game, state: &mut State, rng: &mut GameRng) -> bool {
+    while state.to_move() == ToMove::Chance {
+        let Some(o) = game.sample_outcome(state, rng) else {
+            return false;
+        };
+        if game.apply_outcome(state, o).is_err() {
+            return false;
+        }
+    }
+    true
 }
 
 /// Uniform over the legal actions; it looks at nothing else, so it can
@@ -32,5 +93,307 @@ impl Bot for RandomBot {
 
     fn choose(&mut self, _game: &Game, _state: &State, legal: &[Action]) -> usize {
         rng::below(&mut self.rng, legal.len() as u32) as usize
+    }
+}
+
+/// One-ply lookahead on the variant's evaluate function: each action is
+/// applied, chance after it sampled a few times, and the results averaged.
+pub struct GreedyBot {
+    rng: GameRng,
+    /// Samples of the chance events that follow an action.
+    samples: usize,
+}
+
+impl GreedyBot {
+    pub fn new(seed: u64) -> Self {
+        GreedyBot {
+            rng: rng::seeded(seed),
+            samples: 6,
+        }
+    }
+
+    fn value(&mut self, game: &Game, base: &State, a: Action, me: Seat) -> f64 {
+        let mut total = 0.0;
+        let mut n = 0;
+        for _ in 0..self.samples {
+            let mut s = base.clone();
+            if game.apply_trusted(&mut s, a).is_err() {
+                return f64::NEG_INFINITY;
+            }
+            let random = s.to_move() == ToMove::Chance;
+            if !resolve_chance(game, &mut s, &mut self.rng) {
+                return f64::NEG_INFINITY;
+            }
+            total += if s.is_terminal() {
+                s.returns()[me] * 1000.0
+            } else {
+                game.evaluate(&s, me).unwrap_or(0.0)
+            };
+            n += 1;
+            if !random {
+                break; // no chance after this action: one look is exact
+            }
+        }
+        total / n as f64
+    }
+}
+
+impl Bot for GreedyBot {
+    fn name(&self) -> &str {
+        "greedy"
+    }
+
+    fn choose(&mut self, game: &Game, state: &State, legal: &[Action]) -> usize {
+        let ToMove::Decision(me) = state.to_move() else {
+            return 0;
+        };
+        let base = world(game, state, me, &mut self.rng);
+        let mut best = Vec::new();
+        let mut best_value = f64::NEG_INFINITY;
+        for (i, &a) in legal.iter().enumerate() {
+            let v = self.value(game, &base, a, me);
+            if v > best_value + 1e-9 {
+                best_value = v;
+                best.clear();
+                best.push(i);
+            } else if (v - best_value).abs() <= 1e-9 {
+                best.push(i);
+            }
+        }
+        if best.is_empty() {
+            return 0;
+        }
+        best[rng::below(&mut self.rng, best.len() as u32) as usize]
+    }
+}
+
+/// How much search an MCTS decision gets.
+#[derive(Clone, Copy, Debug)]
+pub enum Budget {
+    Playouts(u32),
+    /// Wall-clock time: stronger on fast machines, and not reproducible.
+    Time(Duration),
+}
+
+/// Information-set Monte Carlo tree search, open loop: every iteration
+/// plays in one of several worlds drawn from the bot's own view; the tree is
+/// keyed by decisions only, and chance is sampled afresh each time.
+///
+/// Leaves are scored with the variant's evaluate function rather than by
+/// random playouts (random play misjudges most positions of a tactical
+/// game). A node, when first reached, gets a child per action, each scored
+/// by one look after it and counted as one visit, and is itself worth its
+/// best child: the search refines a two-ply greedy judgment instead of
+/// spreading a small budget over every move. Selection is UCB1 on the
+/// acting seat's mean reward (max^n for more than two players).
+pub struct MctsBot {
+    rng: GameRng,
+    budget: Budget,
+    name: String,
+    /// Worlds drawn per decision.
+    pub worlds: usize,
+    /// Random decisions played after the tree before scoring (0: none).
+    pub rollout: usize,
+    /// UCB1 exploration constant (rewards lie in -1..=1).
+    pub exploration: f64,
+    /// Evaluate values are squashed with tanh(value / scale).
+    pub scale: f64,
+}
+
+struct Node {
+    visits: f64,
+    /// Reward sums, per seat.
+    totals: Vec<f64>,
+    /// (action, child node), each created with its one-ply prior.
+    children: Vec<(Action, usize)>,
+    expanded: bool,
+}
+
+impl Node {
+    fn new(seats: usize) -> Node {
+        Node {
+            visits: 0.0,
+            totals: vec![0.0; seats],
+            children: Vec::new(),
+            expanded: false,
+        }
+    }
+}
+
+impl MctsBot {
+    pub const DEFAULT_PLAYOUTS: u32 = 300;
+
+    pub fn new(seed: u64, budget: Budget) -> Self {
+        let name = match budget {
+            Budget::Playouts(n) if n == Self::DEFAULT_PLAYOUTS => "mcts".to_string(),
+            Budget::Playouts(n) => format!("mcts:{n}"),
+            Budget::Time(d) => format!("mcts:{}ms", d.as_millis()),
+        };
+        MctsBot {
+            rng: rng::seeded(seed),
+            budget,
+            name,
+            worlds: 8,
+            rollout: 0,
+            exploration: 0.5,
+            scale: 10.0,
+        }
+    }
+
+    /// Rewards in -1..=1 for every seat. With two seats the evaluation is
+    /// taken as zero-sum (as the game's own returns are): one script call.
+    fn rewards(&self, game: &Game, s: &State) -> Vec<f64> {
+        if s.is_terminal() {
+            return s.returns();
+        }
+        let value = |p: Seat| (game.evaluate(s, p).unwrap_or(0.0) / self.scale).tanh();
+        if s.core.seats == 2 {
+            let v = value(0);
+            return vec![v, -v];
+        }
+        (0..s.core.seats).map(value).collect()
+    }
+
+    /// Gives `node` a child per action, each scored by one look after it.
+    /// (Progressive widening of wide nodes was tried: cheaper, but it hid the
+    /// opponent's best replies and lost to the greedy bot.)
+    fn expand(&mut self, game: &Game, nodes: &mut Vec<Node>, node: usize, s: &State, legal: &[Action]) {
+        let seats = s.core.seats;
+        for &a in legal {
+            let mut t = s.clone();
+            let mut child = Node::new(seats);
+            if game.apply_trusted(&mut t, a).is_ok() && resolve_chance(game, &mut t, &mut self.rng) {
+                child.totals = self.rewards(game, &t);
+                child.visits = 1.0;
+            }
+            nodes.push(child);
+            let c = nodes.len() - 1;
+            nodes[node].children.push((a, c));
+        }
+        nodes[node].expanded = true;
+    }
+}
+
+impl Bot for MctsBot {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn choose(&mut self, game: &Game, state: &State, legal: &[Action]) -> usize {
+        let ToMove::Decision(me) = state.to_move() else {
+            return 0;
+        };
+        if legal.len() == 1 {
+            return 0;
+        }
+        let seats = state.core.seats;
+        let worlds: Vec<State> = (0..self.worlds)
+            .map(|_| world(game, state, me, &mut self.rng))
+            .collect();
+        let mut nodes = vec![Node::new(seats)];
+        let mut buf: Vec<Action> = Vec::new();
+        let start = Instant::now();
+        let mut iteration: u32 = 0;
+        loop {
+            match self.budget {
+                Budget::Playouts(n) if iteration >= n => break,
+                Budget::Time(d) if iteration > 0 && start.elapsed() >= d => break,
+                _ => {}
+            }
+            let mut s = worlds[iteration as usize % worlds.len()].clone();
+            iteration += 1;
+            let mut path = vec![0usize];
+            let mut node = 0usize;
+            // Selection, expanding the first node reached that has no children.
+            loop {
+                if !resolve_chance(game, &mut s, &mut self.rng) {
+                    break;
+                }
+                let ToMove::Decision(p) = s.to_move() else { break };
+                if node == 0 {
+                    buf.clear();
+                    buf.extend_from_slice(legal);
+                } else if game.legal_actions_into(&mut s, &mut buf).is_err() {
+                    break;
+                }
+                if !nodes[node].expanded {
+                    let moves = std::mem::take(&mut buf);
+                    self.expand(game, &mut nodes, node, &s, &moves);
+                    buf = moves;
+                    if node != 0 {
+                        break; // scored by its best child below: a two-ply look
+                    }
+                }
+                let log_n = nodes[node].visits.max(1.0).ln();
+                let mut best = None;
+                let mut best_score = f64::NEG_INFINITY;
+                for &(a, c) in &nodes[node].children {
+                    if !buf.contains(&a) {
+                        continue; // not available in this world
+                    }
+                    let n = &nodes[c];
+                    let v = n.visits.max(1.0);
+                    let score = n.totals[p] / v + self.exploration * (log_n / v).sqrt();
+                    if score > best_score {
+                        best_score = score;
+                        best = Some((a, c));
+                    }
+                }
+                let Some((a, c)) = best else { break };
+                if game.apply_trusted(&mut s, a).is_err() {
+                    break;
+                }
+                path.push(c);
+                node = c;
+            }
+            // Optional short random playout, then score.
+            let mut depth = 0;
+            while depth < self.rollout && resolve_chance(game, &mut s, &mut self.rng) {
+                if s.is_terminal() || game.legal_actions_into(&mut s, &mut buf).is_err() {
+                    break;
+                }
+                let a = buf[rng::below(&mut self.rng, buf.len() as u32) as usize];
+                if game.apply_trusted(&mut s, a).is_err() {
+                    break;
+                }
+                depth += 1;
+            }
+            resolve_chance(game, &mut s, &mut self.rng);
+            // A node just expanded is worth its best child, for the seat to move there.
+            let r = match (s.to_move(), nodes[node].expanded && node != 0) {
+                (ToMove::Decision(p), true) => {
+                    let best = nodes[node]
+                        .children
+                        .iter()
+                        .map(|(_, c)| &nodes[*c])
+                        .filter(|n| n.visits > 0.0)
+                        .max_by(|x, y| (x.totals[p] / x.visits).total_cmp(&(y.totals[p] / y.visits)));
+                    match best {
+                        Some(b) => b.totals.iter().map(|t| t / b.visits).collect(),
+                        None => self.rewards(game, &s),
+                    }
+                }
+                _ => self.rewards(game, &s),
+            };
+            for &n in &path {
+                nodes[n].visits += 1.0;
+                for (t, v) in nodes[n].totals.iter_mut().zip(&r) {
+                    *t += v;
+                }
+            }
+        }
+        // The most visited action at the root (ties: the better mean).
+        let root = &nodes[0];
+        let best = root
+            .children
+            .iter()
+            .max_by(|(_, x), (_, y)| {
+                let (x, y) = (&nodes[*x], &nodes[*y]);
+                x.visits
+                    .total_cmp(&y.visits)
+                    .then((x.totals[me] / x.visits.max(1.0)).total_cmp(&(y.totals[me] / y.visits.max(1.0))))
+            })
+            .map(|(a, _)| *a);
+        best.and_then(|a| legal.iter().position(|l| *l == a)).unwrap_or(0)
     }
 }

@@ -436,7 +436,8 @@ impl Checked<'_> {
         }
         // The fast path lends the state itself to the legal function.
         let mut listed = Vec::new();
-        game.legal_actions_into(&mut copy, &mut listed).map_err(|e| self.broke_with(e))?;
+        game.legal_actions_into(&mut copy, &mut listed)
+            .map_err(|e| self.broke_with(e))?;
         if !copy.same_as(state) {
             return Err(self.check(
                 GenericCheck::LegalIsPure,
@@ -562,13 +563,7 @@ pub struct Batch {
 /// `game_for` gives the game for a set of swept parameter values (the base
 /// game when `sweep` is empty). The result depends only on the arguments,
 /// never on threads or timing.
-pub fn run_batch(
-    game_for: &mut GameFor<'_>,
-    opts: &Options,
-    sweep: &[Sweep],
-    seed: u64,
-    games: u32,
-) -> Batch {
+pub fn run_batch(game_for: &mut GameFor<'_>, opts: &Options, sweep: &[Sweep], seed: u64, games: u32) -> Batch {
     // proptest announces on stderr when its own shrink cap is hit; the cap
     // that matters is ours (SHRINK_BUDGET), past which candidates pass at once.
     let config = Config {

@@ -104,6 +104,10 @@ impl Game {
         for (f, what) in [
             (&v.summary, "the summary function (viewer seat, -1 for all)"),
             (&v.render, "the render function (viewer seat, -1 for all)"),
+            (
+                &v.evaluate,
+                "the evaluate function (seat): a number, higher is better for that seat",
+            ),
         ] {
             if let Some(f) = f {
                 wanted.push((f, 1, what));
@@ -111,6 +115,9 @@ impl Game {
         }
         for i in &v.invariants {
             wanted.push((&i.check, 0, "an invariant check"));
+        }
+        if let Some(f) = &v.labels {
+            wanted.push((f, 0, "the labels function (no argument; returns a map)"));
         }
         let mut out = Vec::new();
         for (f, arity, what) in wanted {
@@ -378,6 +385,11 @@ impl Game {
                 let s = &state.core.secrets[i];
                 pools[s.deck as usize].push(s.card);
             }
+            // In a fixed order, so that the world drawn depends on what the
+            // viewer knows and on the generator only, never on the truth.
+            for p in &mut pools {
+                p.sort_unstable();
+            }
             for &i in &hidden {
                 let pool = &mut pools[state.core.secrets[i].deck as usize];
                 let k = rng::below(rng, pool.len() as u32) as usize;
@@ -567,6 +579,31 @@ impl Game {
                 .to_string()),
             None => Ok(self.summary(state, viewer)?.to_string()),
         }
+    }
+
+    /// How good `state` is for `seat`, by the variant's evaluate function
+    /// (0 when it declares none).
+    pub fn evaluate(&self, state: &State, seat: Seat) -> Result<f64, GameError> {
+        let Some(f) = &self.variant.evaluate else {
+            return Ok(0.0);
+        };
+        let v = self.call_readonly(state, &f.name, (seat as INT,))?;
+        v.as_float()
+            .or_else(|_| v.as_int().map(|i| i as f64))
+            .map_err(|t| GameError::Rules(format!("{}() must return a number, not {t}", f.name)))
+    }
+
+    /// The labels of a finished game (e.g. the winner's card), by the
+    /// variant's labels function; empty when it declares none.
+    pub fn labels(&self, state: &State) -> Result<Vec<(String, String)>, GameError> {
+        let Some(f) = &self.variant.labels else {
+            return Ok(Vec::new());
+        };
+        let v = self.call_readonly(state, &f.name, ())?;
+        let map = v
+            .try_cast::<Map>()
+            .ok_or_else(|| GameError::Rules(format!("{}() must return a map of label -> text", f.name)))?;
+        Ok(map.into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect())
     }
 
     /// The checks of every declared invariant: `(name, message)` for each one

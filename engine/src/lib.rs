@@ -21,6 +21,7 @@ pub mod playout;
 pub mod record;
 pub mod rng;
 pub mod script;
+pub mod sim;
 pub mod state;
 pub mod variant;
 

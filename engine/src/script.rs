@@ -284,7 +284,10 @@ fn register_queries(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>
     });
     let (c, i) = (ctx.clone(), info.clone());
     engine.register_fn("step", move || {
-        c.borrow().core.step.map_or_else(|| ImmutableString::from("setup"), |s| i.step_names[s].clone())
+        c.borrow()
+            .core
+            .step
+            .map_or_else(|| ImmutableString::from("setup"), |s| i.step_names[s].clone())
     });
     let i = info.clone();
     engine.register_fn("param", move |name: &str| -> NativeResult<Dynamic> {

@@ -13,8 +13,8 @@ mod raw;
 
 use crate::error::{Diagnostic, LoadError};
 use crate::notation::{SlotType, Template};
-use raw::*;
 use indexmap::IndexMap;
+use raw::*;
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -226,6 +226,8 @@ pub struct Variant {
     pub last_standing: bool,
     pub max_turns: Option<String>,
     pub summary: Option<FnRef>,
+    pub evaluate: Option<FnRef>,
+    pub labels: Option<FnRef>,
     pub render: Option<FnRef>,
     pub key_order: Vec<String>,
     pub decks: Vec<Deck>,
@@ -579,7 +581,7 @@ impl Loader {
         let (mut on_start, mut on_end, mut setup) = (None, None, None);
         let mut last_standing = false;
         let mut max_turns: Option<(usize, Spanned<String>)> = None;
-        let (mut summary, mut render) = (None, None);
+        let (mut summary, mut render, mut evaluate, mut labels) = (None, None, None, None);
         let mut key_order = Vec::new();
         let mut decks: IndexMap<String, MergedDeck> = IndexMap::new();
         let mut stats: IndexMap<String, String> = IndexMap::new();
@@ -672,6 +674,8 @@ impl Loader {
             }
             if let Some(o) = raw.output {
                 summary = o.summary.map(|f| self.fn_ref(file, &f)).or(summary);
+                evaluate = o.evaluate.map(|f| self.fn_ref(file, &f)).or(evaluate);
+                labels = o.labels.map(|f| self.fn_ref(file, &f)).or(labels);
                 render = o.render.map(|f| self.fn_ref(file, &f)).or(render);
                 key_order = o.key_order.unwrap_or(key_order);
             }
@@ -937,6 +941,8 @@ impl Loader {
             last_standing,
             max_turns,
             summary,
+            evaluate,
+            labels,
             render,
             key_order,
             decks: deck_list,

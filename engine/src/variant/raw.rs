@@ -3,8 +3,8 @@
 //! Nothing here is resolved or checked beyond TOML types; `mod.rs` does the
 //! second phase (extends, references, ranges).
 
-use serde::Deserialize;
 use indexmap::IndexMap;
+use serde::Deserialize;
 use std::collections::BTreeMap;
 use toml::Spanned;
 
@@ -105,6 +105,12 @@ pub struct RawEnd {
 #[serde(deny_unknown_fields)]
 pub struct RawOutput {
     pub summary: Option<Spanned<String>>,
+    /// `fn NAME(seat)`: how good the state is for `seat` (a number); what
+    /// the greedy and MCTS bots look ahead with.
+    pub evaluate: Option<Spanned<String>>,
+    /// `fn NAME()`: labels of a finished game (a map of label -> text), which
+    /// `rulesmith simulate` counts, e.g. the winner's lifeboat card.
+    pub labels: Option<Spanned<String>>,
     pub render: Option<Spanned<String>>,
     pub key_order: Option<Vec<String>>,
 }

@@ -1,0 +1,237 @@
+//! The HTML report of `rulesmith simulate --report`: one self-contained
+//! file (inline CSS and SVG, no script, nothing fetched), readable offline
+//! and easy to attach to a design discussion.
+//!
+//! The charts are a few rectangles and lines each, written directly as SVG:
+//! a plotting crate would bring fonts and features this does not need.
+
+use rulesmith_engine::sim::{Distribution, Rate, Summary};
+use std::fmt::Write as _;
+
+pub struct ReportInput<'a> {
+    pub title: &'a str,
+    pub variant: &'a str,
+    pub command: &'a str,
+    pub summary: &'a Summary,
+}
+
+/// Escapes text for HTML.
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.1}%", 100.0 * x)
+}
+
+const WIDTH: f64 = 640.0;
+const LABEL: f64 = 150.0;
+const ROW: f64 = 26.0;
+
+/// Horizontal bars of rates (0..1) with their 95% intervals as whiskers,
+/// and a dashed line at `reference` (e.g. the fair share).
+fn rate_chart(rows: &[(String, Rate)], reference: Option<f64>) -> String {
+    let h = ROW * rows.len() as f64 + 30.0;
+    let plot = WIDTH - LABEL - 70.0;
+    let x = |v: f64| LABEL + v.clamp(0.0, 1.0) * plot;
+    let mut s = format!(r#"<svg viewBox="0 0 {WIDTH} {h}" width="{WIDTH}" height="{h}" role="img">"#);
+    for (i, (name, r)) in rows.iter().enumerate() {
+        let y = 10.0 + i as f64 * ROW;
+        let _ = write!(
+            s,
+            r#"<text x="{}" y="{}" text-anchor="end">{}</text><rect x="{LABEL}" y="{}" width="{:.1}" height="14" class="bar"/><line x1="{:.1}" x2="{:.1}" y1="{}" y2="{}" class="ci"/><line x1="{:.1}" x2="{:.1}" y1="{}" y2="{}" class="ci"/><line x1="{:.1}" x2="{:.1}" y1="{}" y2="{}" class="ci"/><text x="{:.1}" y="{}">{}</text>"#,
+            LABEL - 8.0,
+            y + 12.0,
+            esc(name),
+            y,
+            x(r.rate) - LABEL,
+            x(r.low),
+            x(r.high),
+            y + 7.0,
+            y + 7.0,
+            x(r.low),
+            x(r.low),
+            y + 2.0,
+            y + 12.0,
+            x(r.high),
+            x(r.high),
+            y + 2.0,
+            y + 12.0,
+            x(1.0) + 6.0,
+            y + 12.0,
+            pct(r.rate)
+        );
+    }
+    if let Some(v) = reference {
+        let _ = write!(
+            s,
+            r#"<line x1="{0:.1}" x2="{0:.1}" y1="4" y2="{1}" class="ref"/>"#,
+            x(v),
+            h - 22.0
+        );
+    }
+    for t in [0.0, 0.25, 0.5, 0.75, 1.0] {
+        let _ = write!(
+            s,
+            r#"<text x="{:.1}" y="{}" text-anchor="middle" class="axis">{}</text>"#,
+            x(t),
+            h - 6.0,
+            pct(t)
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
+/// A histogram of a distribution's bins.
+fn histogram(d: &Distribution, unit: &str) -> String {
+    let h = 220.0;
+    let (top, bottom) = (10.0, 40.0);
+    let plot_h = h - top - bottom;
+    let max = d.histogram.iter().map(|b| b.2).max().unwrap_or(1).max(1) as f64;
+    let n = d.histogram.len().max(1) as f64;
+    let bw = (WIDTH - 60.0) / n;
+    let mut s = format!(r#"<svg viewBox="0 0 {WIDTH} {h}" width="{WIDTH}" height="{h}" role="img">"#);
+    for (i, (lo, hi, count)) in d.histogram.iter().enumerate() {
+        let bh = plot_h * *count as f64 / max;
+        let x = 40.0 + i as f64 * bw;
+        let _ = write!(
+            s,
+            r#"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" class="bar"><title>{lo:.0}-{hi:.0} {unit}: {count} games</title></rect>"#,
+            x + 1.0,
+            top + plot_h - bh,
+            (bw - 2.0).max(1.0),
+            bh
+        );
+        if i % 2 == 0 {
+            let _ = write!(
+                s,
+                r#"<text x="{:.1}" y="{}" text-anchor="middle" class="axis">{lo:.0}</text>"#,
+                x,
+                h - bottom + 16.0
+            );
+        }
+    }
+    let _ = write!(
+        s,
+        r#"<text x="40" y="{}" class="axis">games (tallest bar: {max:.0}); {unit}: mean {:.1}, median {:.0}</text></svg>"#,
+        h - 6.0,
+        d.mean,
+        d.median
+    );
+    s
+}
+
+/// Bars of plain numbers (the counters per game).
+fn value_chart(rows: &[(String, f64)]) -> String {
+    let h = ROW * rows.len() as f64 + 10.0;
+    let plot = WIDTH - LABEL - 80.0;
+    let max = rows.iter().map(|r| r.1).fold(0.0, f64::max).max(1e-9);
+    let mut s = format!(r#"<svg viewBox="0 0 {WIDTH} {h}" width="{WIDTH}" height="{h}" role="img">"#);
+    for (i, (name, v)) in rows.iter().enumerate() {
+        let y = 6.0 + i as f64 * ROW;
+        let _ = write!(
+            s,
+            r#"<text x="{}" y="{}" text-anchor="end">{}</text><rect x="{LABEL}" y="{y}" width="{:.1}" height="14" class="bar"/><text x="{:.1}" y="{}">{v:.2}</text>"#,
+            LABEL - 8.0,
+            y + 12.0,
+            esc(name),
+            plot * v / max,
+            LABEL + plot * v / max + 6.0,
+            y + 12.0
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
+pub fn html(input: &ReportInput) -> String {
+    let s = input.summary;
+    let mut body = String::new();
+    let _ = write!(
+        body,
+        "<h1>{}</h1><p class=\"meta\">{} games, {} players &middot; <code>{}</code></p>",
+        esc(input.title),
+        s.games,
+        s.players,
+        esc(input.command)
+    );
+    let _ = write!(
+        body,
+        "<table class=\"key\"><tr><th>draws</th><td>{} [{}, {}]</td></tr><tr><th>decisiveness</th><td>{}</td></tr>\
+         <tr><th>first player wins</th><td>{} [{}, {}] (fair share {}, advantage {:+.1} points)</td></tr>\
+         <tr><th>balance</th><td>{:.2} (1 = every seat wins equally often)</td></tr>\
+         <tr><th>turns</th><td>mean {:.1}, median {:.0}, 10%-90% {:.0}-{:.0}</td></tr>\
+         <tr><th>decisions</th><td>mean {:.1}, median {:.0}, 10%-90% {:.0}-{:.0}</td></tr></table>",
+        pct(s.draws.rate),
+        pct(s.draws.low),
+        pct(s.draws.high),
+        pct(s.decisiveness),
+        pct(s.first_player.rate),
+        pct(s.first_player.low),
+        pct(s.first_player.high),
+        pct(1.0 / s.players as f64),
+        100.0 * s.first_player_advantage,
+        s.balance,
+        s.turns.mean,
+        s.turns.median,
+        s.turns.p10,
+        s.turns.p90,
+        s.decisions.mean,
+        s.decisions.median,
+        s.decisions.p10,
+        s.decisions.p90
+    );
+    let seats: Vec<(String, Rate)> = s.seats.iter().map(|x| (x.seat.clone(), x.wins)).collect();
+    let bots: Vec<(String, Rate)> = s.bots.iter().map(|b| (b.bot.clone(), b.wins)).collect();
+    let fair = Some(1.0 / s.players as f64);
+    let _ = write!(
+        body,
+        "<h2>Win rate per seat</h2><p>Bars: win rate; whiskers: 95% confidence interval; dashed: fair share.</p>{}",
+        rate_chart(&seats, fair)
+    );
+    let _ = write!(body, "<h2>Win rate per bot</h2>{}", rate_chart(&bots, fair));
+    let _ = write!(
+        body,
+        "<h2>Game length</h2><h3>Turns</h3>{}",
+        histogram(&s.turns, "turns")
+    );
+    let _ = write!(body, "<h3>Decisions</h3>{}", histogram(&s.decisions, "decisions"));
+    if !s.counters.is_empty() {
+        let rows: Vec<(String, f64)> = s.counters.iter().map(|c| (c.name.clone(), c.per_game)).collect();
+        let _ = write!(body, "<h2>Declared statistics (per game)</h2>{}<table><tr><th>counter</th><th>total</th><th>per game</th><th>games with it</th><th>meaning</th></tr>", value_chart(&rows));
+        for c in &s.counters {
+            let _ = write!(
+                body,
+                "<tr><td>{}</td><td>{}</td><td>{:.2}</td><td>{}</td><td>{}</td></tr>",
+                esc(&c.name),
+                c.total,
+                c.per_game,
+                pct(c.games as f64 / s.games.max(1) as f64),
+                esc(&c.doc)
+            );
+        }
+        body.push_str("</table>");
+    }
+    for (label, values) in &s.labels {
+        let total: u64 = values.values().sum();
+        let rows: Vec<(String, Rate)> = values.iter().map(|(v, n)| (v.clone(), Rate::new(*n, total))).collect();
+        let _ = write!(body, "<h2>{}</h2>{}", esc(label), rate_chart(&rows, None));
+    }
+    format!(
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{} - Rulesmith report</title><style>{CSS}</style></head><body>{body}<p class=\"meta\">Variant {} &middot; made by rulesmith {}</p></body></html>\n",
+        esc(input.title),
+        esc(input.variant),
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+const CSS: &str = "body{font-family:system-ui,sans-serif;max-width:720px;margin:2em auto;color:#222}\
+h1{font-size:1.5em}h2{font-size:1.15em;margin-top:1.6em}\
+svg{font-size:12px;display:block;margin:.5em 0}.bar{fill:#4a78b5}.ci{stroke:#111;stroke-width:1.5}\
+.ref{stroke:#c33;stroke-dasharray:4 3}.axis{fill:#666;font-size:11px}\
+table{border-collapse:collapse;margin:.5em 0}td,th{padding:.2em .6em;border-bottom:1px solid #ddd;text-align:left}\
+.meta{color:#666;font-size:.9em}code{font-size:.85em}";
