@@ -11,12 +11,51 @@ pub struct VariantArgs {
     /// Override a variant parameter (or `deck.NAME=FILE`); repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+    /// A TOML file of parameter overrides (NAME = VALUE lines); --set wins
+    /// over it.
+    #[arg(long = "params", value_name = "FILE")]
+    pub params: Option<std::path::PathBuf>,
+}
+
+/// The overrides of a parameter file, as `KEY=VALUE` texts.
+pub fn params_file(path: &Path) -> Result<Vec<String>, Failure> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?;
+    let table: toml::Table = toml::from_str(&text).map_err(|e| {
+        let line = e.span().map_or(0, |s| text[..s.start].matches('\n').count() + 1);
+        Failure::input(format!("{}:{line}: {}", path.display(), e.message().trim()))
+    })?;
+    let mut out = Vec::new();
+    for (k, v) in table {
+        let value = match v {
+            toml::Value::Integer(i) => i.to_string(),
+            toml::Value::Boolean(b) => b.to_string(),
+            toml::Value::String(s) => s,
+            other => {
+                let line = text
+                    .lines()
+                    .position(|l| l.trim_start().starts_with(&k))
+                    .map_or(0, |i| i + 1);
+                return Err(Failure::input(format!(
+                    "{}:{line}: parameter '{k}' must be a whole number, true/false or a string, not {}",
+                    path.display(),
+                    other.type_str()
+                )));
+            }
+        };
+        out.push(format!("{k}={value}"));
+    }
+    Ok(out)
 }
 
 /// Loads, overrides and compiles a variant.
 pub fn load_game(path: &Path, args: &VariantArgs) -> Result<Game, Failure> {
     let mut variant = Variant::load(path).map_err(|e| Failure::input(e.to_string()))?;
-    for s in &args.set {
+    let from_file = match &args.params {
+        Some(p) => params_file(p)?,
+        None => Vec::new(),
+    };
+    for s in from_file.iter().chain(&args.set) {
         let Some((k, v)) = s.split_once('=') else {
             return Err(Failure::usage(format!(
                 "--set {s}: expected KEY=VALUE, e.g. --set max_power=8"

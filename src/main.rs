@@ -28,6 +28,7 @@ mod fuzz;
 mod play;
 mod replay;
 mod report;
+mod schema;
 mod simulate;
 
 use clap::{Parser, Subcommand};
@@ -58,6 +59,8 @@ enum Command {
     /// Play the same games under two rule sets and say which differences
     /// are significant.
     Compare(simulate::CompareArgs),
+    /// Print a JSON Schema for one variant's deck or parameter files.
+    Schema(schema::Args),
 }
 
 /// Failure of a command: the message is for the user, already formatted.
@@ -93,6 +96,7 @@ fn main() -> ExitCode {
         Command::Fuzz(a) => fuzz::run(a),
         Command::Simulate(a) => simulate::simulate(a),
         Command::Compare(a) => simulate::compare(a),
+        Command::Schema(a) => schema::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

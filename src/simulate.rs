@@ -90,7 +90,13 @@ struct Plan {
 
 impl Plan {
     fn new(path: &Path, sets: Vec<String>, run: &RunArgs) -> Result<Plan, Failure> {
-        let game = load_game(path, &VariantArgs { set: sets.clone() })?;
+        let game = load_game(
+            path,
+            &VariantArgs {
+                set: sets.clone(),
+                params: None,
+            },
+        )?;
         let n = players(&game, run.players)?;
         for b in &run.bots {
             rulesmith_engine::bot::from_spec(b, 0).map_err(Failure::usage)?;

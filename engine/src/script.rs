@@ -825,6 +825,7 @@ pub(crate) fn script_error(
         }
         EvalAltResult::ErrorStackOverflow(_) => "too many nested calls: runaway recursion?".to_string(),
         EvalAltResult::ErrorFunctionNotFound(sig, _) => format!("no such function: {sig}"),
+        EvalAltResult::ErrorRuntime(value, _) => value.to_string(),
         other => {
             let s = other.to_string();
             // Rhai appends " (line L, position P)"; the location is ours to print.
