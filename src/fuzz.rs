@@ -180,14 +180,7 @@ impl Games {
         if self.cache.len() > 256 {
             self.cache.clear();
         }
-        let mut v = (*self.variant).clone();
-        for (k, value) in params {
-            let text = match v.param(k).map(|p| &p.value) {
-                Some(Value::Bool(_)) => (*value != 0).to_string(),
-                _ => value.to_string(),
-            };
-            v.set(k, &text)?;
-        }
+        let v = fuzz::with_params(&self.variant, params)?;
         let g = Rc::new(Game::new(v).map_err(|e| e.to_string())?);
         self.cache.insert(params.to_vec(), g.clone());
         Ok(g)

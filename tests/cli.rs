@@ -2,16 +2,8 @@
 
 mod common;
 
-use common::root;
+use common::{root, rulesmith};
 use std::process::{Command, Output};
-
-fn rulesmith(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rulesmith"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("runs")
-}
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()

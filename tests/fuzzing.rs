@@ -3,19 +3,10 @@
 
 mod common;
 
-use common::{cases, game, root};
+use common::{cases, game, root, rulesmith};
 use rulesmith_engine::fuzz::{self, FindingKind, Options};
 use rulesmith_engine::{rng, Game, Variant};
-use std::process::{Command, Output};
 use std::rc::Rc;
-
-fn rulesmith(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rulesmith"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("runs")
-}
 
 /// Fuzzes `variant` in-process: `games` checked games, no finding allowed.
 fn holds(variant: &str, players: usize, games: u32, sweep: bool) {
@@ -30,15 +21,9 @@ fn holds(variant: &str, players: usize, games: u32, sweep: bool) {
         if params.is_empty() {
             return Ok(g.clone());
         }
-        let mut v = base.clone();
-        for (k, value) in params {
-            let text = match v.param(k).map(|p| &p.value) {
-                Some(rulesmith_engine::variant::Value::Bool(_)) => (*value != 0).to_string(),
-                _ => value.to_string(),
-            };
-            v.set(k, &text)?;
-        }
-        Game::new(v).map(Rc::new).map_err(|e| e.to_string())
+        Game::new(fuzz::with_params(&base, params)?)
+            .map(Rc::new)
+            .map_err(|e| e.to_string())
     };
     let batch = fuzz::run_batch(
         &mut game_for,

@@ -3,19 +3,11 @@
 
 mod common;
 
-use common::{game, root};
+use common::{game, root, rulesmith};
 use rulesmith_engine::bot::{self, Bot};
 use rulesmith_engine::{record, rng, Game, State, ToMove};
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn rulesmith(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rulesmith"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("runs")
-}
+use std::process::Output;
 
 fn json_without_timing(o: &Output) -> serde_json::Value {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

@@ -549,6 +549,19 @@ pub type GameFor<'a> = dyn FnMut(&Params) -> Result<std::rc::Rc<Game>, String> +
 /// Candidate games tried while shrinking one finding.
 const SHRINK_BUDGET: usize = 2048;
 
+/// `variant` with swept values applied (booleans as 0 and 1).
+pub fn with_params(variant: &crate::variant::Variant, params: &Params) -> Result<crate::variant::Variant, String> {
+    let mut v = variant.clone();
+    for (k, value) in params {
+        let text = match v.param(k).map(|p| &p.value) {
+            Some(crate::variant::Value::Bool(_)) => (*value != 0).to_string(),
+            _ => value.to_string(),
+        };
+        v.set(k, &text)?;
+    }
+    Ok(v)
+}
+
 /// The outcome of one batch of games.
 #[derive(Clone, Debug, Default)]
 pub struct Batch {

@@ -256,7 +256,7 @@ mod tests {
 
     #[test]
     fn parses_comments_blank_lines_and_spacing() {
-        let text = "# header\n\nchance 5 # a die\nP2   lock  bow P1.port\n";
+        let text = "# header\n\nchance 5 # a die\nP2   take  red P1.left\n";
         let lines = parse(text, Path::new("r")).unwrap();
         assert_eq!(lines.len(), 2);
         assert_eq!(lines[0].number, 3);
@@ -265,7 +265,7 @@ mod tests {
             lines[1].entry,
             Entry::Decision {
                 seat: 1,
-                action: "lock bow P1.port".into()
+                action: "take red P1.left".into()
             }
         );
     }

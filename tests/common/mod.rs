@@ -7,6 +7,15 @@ use rulesmith_engine::rng::{self, GameRng};
 use rulesmith_engine::{Game, GameError, State, ToMove, Variant};
 use std::path::PathBuf;
 
+/// Runs the `rulesmith` command from the repository root.
+pub fn rulesmith(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_rulesmith"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("runs")
+}
+
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }

@@ -109,7 +109,7 @@ pub struct RawOutput {
     /// the greedy and MCTS bots look ahead with.
     pub evaluate: Option<Spanned<String>>,
     /// `fn NAME()`: labels of a finished game (a map of label -> text), which
-    /// `rulesmith simulate` counts, e.g. the winner's lifeboat card.
+    /// `rulesmith simulate` counts, e.g. what the winner won with.
     pub labels: Option<Spanned<String>>,
     pub render: Option<Spanned<String>>,
     pub key_order: Option<Vec<String>>,
