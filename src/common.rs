@@ -49,13 +49,21 @@ pub fn params_file(path: &Path) -> Result<Vec<String>, Failure> {
 }
 
 /// Loads, overrides and compiles a variant.
-pub fn load_game(path: &Path, args: &VariantArgs) -> Result<Game, Failure> {
-    let mut variant = Variant::load(path).map_err(|e| Failure::input(e.to_string()))?;
-    let from_file = match &args.params {
+/// Every override, as `KEY=VALUE`: the parameter file's first, then
+/// `--set` (which wins). Record headers list these, so a record replays the
+/// game that was played.
+pub fn all_sets(args: &VariantArgs) -> Result<Vec<String>, Failure> {
+    let mut sets = match &args.params {
         Some(p) => params_file(p)?,
         None => Vec::new(),
     };
-    for s in from_file.iter().chain(&args.set) {
+    sets.extend(args.set.iter().cloned());
+    Ok(sets)
+}
+
+pub fn load_game(path: &Path, args: &VariantArgs) -> Result<Game, Failure> {
+    let mut variant = Variant::load(path).map_err(|e| Failure::input(e.to_string()))?;
+    for s in all_sets(args)?.iter() {
         let Some((k, v)) = s.split_once('=') else {
             return Err(Failure::usage(format!(
                 "--set {s}: expected KEY=VALUE, e.g. --set max_power=8"
@@ -63,7 +71,7 @@ pub fn load_game(path: &Path, args: &VariantArgs) -> Result<Game, Failure> {
         };
         variant
             .set(k.trim(), v.trim())
-            .map_err(|e| Failure::input(format!("--set {s}: {e}")))?;
+            .map_err(|e| Failure::input(format!("{s}: {e}")))?;
     }
     Game::new(variant).map_err(|e| Failure::input(e.to_string()))
 }

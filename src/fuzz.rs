@@ -264,7 +264,7 @@ impl Report<'_> {
     /// The `--set` overrides that reproduce a game: the user's, then the
     /// swept values (booleans written as true/false).
     fn sets(&self, params: &[(String, i64)]) -> Vec<String> {
-        let mut sets: Vec<String> = self.args.common.set.clone();
+        let mut sets: Vec<String> = crate::common::all_sets(&self.args.common).unwrap_or_default();
         for (k, v) in params {
             let is_bool = matches!(self.variant.param(k).map(|p| &p.value), Some(Value::Bool(_)));
             sets.push(if is_bool {
@@ -293,12 +293,8 @@ impl Report<'_> {
         let mut h = vec![
             format!("rulesmith fuzz finding: {}", f.kind),
             format!("  {}", f.message),
-            format!(
-                "variant {}, {} players, seed {}",
-                self.args.variant.display(),
-                self.players,
-                self.args.seed
-            ),
+            format!("variant {}, fuzz seed {}", self.args.variant.display(), self.args.seed),
+            format!("players: {}", self.players),
         ];
         for s in self.sets(params) {
             h.push(format!("set: {s}"));
@@ -309,7 +305,7 @@ impl Report<'_> {
     fn text(&self, finding: Option<&(fuzz::Finding, Vec<(String, i64)>)>, broken: &[&Vec<(String, i64)>]) {
         let t = &self.totals;
         crate::outln!(
-            "fuzzed {} ({} players): {} games, {} decisions in {:.1}s ({:.0} decisions/s); {} won, {} drawn",
+            "fuzzed {} ({} players): {} games, {} decisions in {:.1}s ({:.0} decisions/s, shrinking included); {} won, {} drawn",
             self.args.variant.display(),
             self.players,
             t.games,
@@ -325,10 +321,11 @@ impl Report<'_> {
                 let lines = f.record.len();
                 crate::outln!("\nFINDING: {} - {}", f.kind, f.message);
                 crate::outln!(
-                    "  at decision {}, turn {}, step '{}' (record line {lines})",
+                    "  at decision {}, turn {}, step '{}' (line {} of the record file)",
                     f.decisions,
                     f.turn,
-                    f.step
+                    f.step,
+                    self.header(f, params).len() + lines
                 );
                 if let Some(p) = &self.written {
                     crate::outln!("  shrunk record ({lines} lines) written to {}", p.display());
@@ -387,7 +384,7 @@ impl Report<'_> {
                 "replay": self.command(params),
                 "params": params.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<serde_json::Map<_, _>>(),
             })),
-            "broken_parameter_sets": broken.iter().map(|p| p.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<serde_json::Map<_, _>>()).collect::<Vec<_>>(),
+            "broken_parameter_sets": broken.iter().filter(|p| !p.is_empty()).map(|p| p.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<serde_json::Map<_, _>>()).collect::<Vec<_>>(),
             "coverage": {
                 "never": never,
                 "steps": self.coverage.steps,

@@ -93,7 +93,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         record: Record::default(),
         seed,
         out_file: args.record,
-        sets: args.common.set.clone(),
+        sets: crate::common::all_sets(&args.common)?,
     };
     crate::outln!("{} - {} players, seed {seed}", table.game.variant().title, n);
     let seats: Vec<String> = (0..n)

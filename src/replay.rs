@@ -20,7 +20,7 @@ pub struct Args {
     pub legal: bool,
     /// Also check the variant's invariants on the state reached; exit 1 if
     /// one does not hold (shows a `rulesmith fuzz` finding).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "legal")]
     pub check: bool,
     /// Print the summary as this seat sees it (e.g. P2).
     #[arg(long, value_name = "SEAT")]
@@ -39,11 +39,15 @@ pub fn run(args: Args) -> Result<(), Failure> {
     };
     // The record's own `# set:` and `# players:` lines, then the command line.
     let mut common = args.common.clone();
-    common.set = record::header_values(&text, "set")
+    // A deck file named in the header is relative to the record.
+    let base = args.record.parent().unwrap_or(std::path::Path::new(""));
+    let from_header = record::header_values(&text, "set")
         .into_iter()
-        .map(String::from)
-        .chain(args.common.set.clone())
-        .collect();
+        .map(|s| match s.split_once('=') {
+            Some((k, v)) if k.trim().starts_with("deck.") => format!("{}={}", k.trim(), base.join(v.trim()).display()),
+            _ => s.to_string(),
+        });
+    common.set = from_header.chain(args.common.set.clone()).collect();
     let game = load_game(&args.variant, &common)?;
     let from_header = match record::header_values(&text, "players").first() {
         Some(p) => Some(

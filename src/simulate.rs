@@ -171,7 +171,7 @@ impl Plan {
 }
 
 pub fn simulate(args: SimulateArgs) -> Result<(), Failure> {
-    let plan = Plan::new(&args.variant, args.common.set.clone(), &args.run)?;
+    let plan = Plan::new(&args.variant, crate::common::all_sets(&args.common)?, &args.run)?;
     let start = Instant::now();
     let results = plan.play_all(&args.run, args.records.is_some(), "")?;
     let seconds = start.elapsed().as_secs_f64();
@@ -197,7 +197,7 @@ pub fn simulate(args: SimulateArgs) -> Result<(), Failure> {
             "bots": args.run.bots,
             "rotate": args.run.rotate,
             "seed": args.run.seed,
-            "set": args.common.set,
+            "set": plan.sets,
             "seconds": seconds,
             "summary": summary,
         });

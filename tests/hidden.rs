@@ -3,10 +3,9 @@
 
 mod common;
 
-use common::{cases, driven_playout, game};
+use common::{cases, driven_playout, game, runner};
 use proptest::prelude::*;
 use proptest::sample::Index;
-use proptest::test_runner::{Config, TestRunner};
 use rulesmith_engine::rng;
 use rulesmith_engine::{Game, State, ToMove};
 
@@ -17,11 +16,7 @@ fn partial_game(g: &Game, players: usize, seed: u64, choices: &[Index]) -> State
 
 fn views_survive_resampling(variant: &str, players: usize, default_cases: u32) {
     let g = game(variant);
-    let mut runner = TestRunner::new(Config {
-        cases: cases(default_cases),
-        failure_persistence: None,
-        ..Config::default()
-    });
+    let mut runner = runner(cases(default_cases));
     let strategy = (
         any::<u64>(),
         proptest::collection::vec(any::<Index>(), 0..120),

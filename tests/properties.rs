@@ -4,10 +4,9 @@
 
 mod common;
 
-use common::{cases, driven_playout, game};
+use common::{cases, driven_playout, game, runner};
 use proptest::prelude::*;
 use proptest::sample::Index;
-use proptest::test_runner::{Config, TestRunner};
 use rulesmith_engine::record;
 use std::path::Path;
 
@@ -17,11 +16,7 @@ const DECISION_BOUND: usize = 100_000;
 
 fn playouts_end_and_replay(variant: &str, players: usize, default_cases: u32) {
     let g = game(variant);
-    let mut runner = TestRunner::new(Config {
-        cases: cases(default_cases),
-        failure_persistence: None,
-        ..Config::default()
-    });
+    let mut runner = runner(cases(default_cases));
     let strategy = (any::<u64>(), proptest::collection::vec(any::<Index>(), 0..300));
     runner
         .run(&strategy, |(seed, choices)| {

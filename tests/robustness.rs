@@ -4,9 +4,8 @@
 
 mod common;
 
-use common::{cases, root};
+use common::{cases, root, runner};
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestRunner};
 use rulesmith_engine::{playout, record, rng, Game, Variant};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
@@ -139,11 +138,7 @@ fn mutated_variants_decks_and_scripts_never_panic() {
         "scripts/sirius/fire.rhai",
         "scripts/sirius/setup.rhai",
     ];
-    let mut runner = TestRunner::new(Config {
-        cases: cases(40),
-        failure_persistence: None,
-        ..Config::default()
-    });
+    let mut runner = runner(cases(40));
     let strategy = (
         0..targets.len(),
         proptest::collection::vec(mutation(), 1..4),
@@ -165,11 +160,7 @@ fn mutated_variants_decks_and_scripts_never_panic() {
 fn mutated_records_never_panic_and_errors_name_a_line() {
     let g = Game::new(Variant::load(root().join("variants/sirius-lifeboats")).unwrap()).unwrap();
     let base = "chance bronze\nchance violet\nchance 6\nchance 6\nchance 1\nchance 1\nP1 stay\nP1 lock starboard P2.port\nP1 done\nP2 sentry 1\nchance 3\nP1 fire 1 2\nchance 4\nchance 4\nP1 repair starboard\n";
-    let mut runner = TestRunner::new(Config {
-        cases: cases(200),
-        failure_persistence: None,
-        ..Config::default()
-    });
+    let mut runner = runner(cases(200));
     runner
         .run(&proptest::collection::vec(mutation(), 1..5), |muts| {
             let text = apply(base, &muts);

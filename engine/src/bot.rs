@@ -61,9 +61,15 @@ fn world(game: &Game, state: &State, seat: Seat, rng: &mut GameRng) -> State {
     }
 }
 
-/// Plays out chance events until a decision or the end.
+/// Plays out chance events until a decision or the end (false if the
+/// rules fail, or keep rolling past the engine's bound).
 fn resolve_chance(game: &Game, state: &mut State, rng: &mut GameRng) -> bool {
+    let mut drawn = 0;
     while state.to_move() == ToMove::Chance {
+        drawn += 1;
+        if drawn > crate::playout::chance_bound(0) {
+            return false;
+        }
         let Some(o) = game.sample_outcome(state, rng) else {
             return false;
         };

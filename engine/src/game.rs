@@ -360,7 +360,7 @@ impl Game {
     ///
     /// Bots that must not peek (information-set search) decide on such
     /// states only. If a resampled world makes a past action illegal, another
-    /// is drawn; after a few failures the true secrets of that kind are kept.
+    /// is drawn; after a few failures this is an error, never the truth.
     pub fn determinize<R: rand::Rng + ?Sized>(
         &self,
         state: &State,
@@ -399,7 +399,11 @@ impl Game {
                 return Ok(s);
             }
         }
-        Ok(state.clone())
+        // Never fall back to the truth: that would leak what is hidden.
+        Err(GameError::Rules(format!(
+            "no redeal of the hidden cards fits what {} has seen (8 tries)",
+            viewer.map_or("a spectator".to_string(), |v| format!("P{}", v + 1))
+        )))
     }
 
     /// Replays `state`'s history with secret draw `i` giving card `c` for
@@ -612,10 +616,8 @@ impl Game {
         let mut out = Vec::new();
         for inv in &self.variant.invariants {
             let r = self.call_readonly(state, &inv.check.name, ())?;
-            if let Ok(false) = r.as_bool() {
-                out.push((inv.name.clone(), inv.doc.clone()));
-            } else if r.is_string() {
-                out.push((inv.name.clone(), r.to_string()));
+            if let Some(broken) = Self::invariant_result(&inv.name, &inv.doc, &r) {
+                out.push(broken);
             }
         }
         Ok(out)
@@ -627,11 +629,22 @@ impl Game {
             return Ok(Vec::new());
         };
         let r = self.call_readonly(state, &inv.check.name, ())?;
-        Ok(match r.as_bool() {
-            Ok(false) => vec![(inv.name.clone(), inv.doc.clone())],
-            _ if r.is_string() => vec![(inv.name.clone(), r.to_string())],
-            _ => Vec::new(),
-        })
+        Ok(Self::invariant_result(&inv.name, &inv.doc, &r).into_iter().collect())
+    }
+
+    /// Reads an invariant check's answer: true holds; false or a message is
+    /// a break; anything else (a check that forgot to return) is a break too,
+    /// so that a broken check cannot pass silently.
+    fn invariant_result(name: &str, doc: &str, r: &Dynamic) -> Option<(String, String)> {
+        match r.as_bool() {
+            Ok(true) => None,
+            Ok(false) => Some((name.to_string(), doc.to_string())),
+            Err(_) if r.is_string() => Some((name.to_string(), r.to_string())),
+            Err(t) => Some((
+                name.to_string(),
+                format!("the check returned {t}, not true or a message"),
+            )),
+        }
     }
 
     /// The value of a declared statistic counter.

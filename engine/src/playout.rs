@@ -7,6 +7,20 @@ use crate::record::Record;
 use crate::rng;
 use crate::state::{Action, State, ToMove};
 
+/// Chance outcomes allowed in a game that has taken `decisions` decisions:
+/// rules that keep rolling without ever asking anyone anything (a tie that
+/// always re-rolls, say) must end in an error, not a hang.
+pub fn chance_bound(decisions: u64) -> u64 {
+    10_000 + 100 * decisions
+}
+
+/// The error for rules that draw chance outcomes without end.
+pub fn endless_chance(drawn: u64) -> GameError {
+    GameError::Rules(format!(
+        "{drawn} chance outcomes drawn without a decision in between: do the rules re-roll forever?"
+    ))
+}
+
 /// What a playout did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counts {
@@ -30,6 +44,9 @@ pub fn random_playout<R: rand::Rng + ?Sized>(
         match state.to_move() {
             ToMove::Terminal => return Ok(counts),
             ToMove::Chance => {
+                if counts.chance >= chance_bound(counts.decisions) {
+                    return Err(endless_chance(counts.chance));
+                }
                 let o = game.sample_outcome(state, rng).expect("a chance node has outcomes");
                 if let Some(r) = record.as_deref_mut() {
                     r.chance(game.outcome_text(o));

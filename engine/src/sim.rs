@@ -56,6 +56,7 @@ pub fn play_game(
     let mut record = keep_record.then(Record::default);
     let mut first = None;
     let mut decisions = 0u64;
+    let mut chance_drawn = 0u64;
     let mut legal = Vec::new();
     loop {
         if first.is_none() && state.core.turn == 1 {
@@ -64,6 +65,10 @@ pub fn play_game(
         match state.to_move() {
             ToMove::Terminal => break,
             ToMove::Chance => {
+                chance_drawn += 1;
+                if chance_drawn > crate::playout::chance_bound(decisions) {
+                    return Err(crate::playout::endless_chance(chance_drawn));
+                }
                 let o = game
                     .sample_outcome(&state, &mut chance)
                     .expect("a chance node has outcomes");
@@ -250,9 +255,9 @@ pub struct Summary {
     pub draws: Rate,
     /// 1 - draw rate: how often the rules produce a winner.
     pub decisiveness: f64,
-    /// Wins of the seat that played turn 1.
+    /// Wins of the seat that played turn 1, among games that had a winner.
     pub first_player: Rate,
-    /// First-player win rate minus the fair share 1/players.
+    /// First-player win rate (decided games) minus the fair share 1/players.
     pub first_player_advantage: f64,
     /// 1 minus the gap between the best and worst seat win rates.
     pub balance: f64,

@@ -25,6 +25,20 @@ pub fn game(variant: &str) -> Game {
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// A proptest runner with a fixed seed: CI runs are reproducible, and
+/// `RULESMITH_PROPTEST_CASES` (see [`cases`]) explores further.
+pub fn runner(cases: u32) -> proptest::test_runner::TestRunner {
+    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+    TestRunner::new_with_rng(
+        Config {
+            cases,
+            failure_persistence: None,
+            ..Config::default()
+        },
+        TestRng::deterministic_rng(RngAlgorithm::ChaCha),
+    )
+}
+
 /// proptest cases: `RULESMITH_PROPTEST_CASES` for deeper runs.
 pub fn cases(default: u32) -> u32 {
     std::env::var("RULESMITH_PROPTEST_CASES")
