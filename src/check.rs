@@ -32,10 +32,20 @@ pub fn run(args: Args) -> Result<(), Failure> {
                 .new_game(n)
                 .and_then(|mut s| playout::random_playout(&game, &mut s, &mut r, Some(&mut record), 100_000));
             if let Err(e) = result {
+                let text = record.to_text(&[format!("players: {n}")]);
+                let lines: Vec<&str> = text.lines().collect();
+                let shown = if lines.len() > 32 {
+                    format!(
+                        "... ({} earlier lines)\n{}",
+                        lines.len() - 30,
+                        lines[lines.len() - 30..].join("\n")
+                    )
+                } else {
+                    text.clone()
+                };
                 return Err(Failure::input(format!(
-                    "{}: a random {n}-player game (seed {seed}) fails: {e}\nthe game so far:\n{}",
-                    args.variant.display(),
-                    record.to_text(&[format!("players: {n}")])
+                    "{}: a random {n}-player game (seed {seed}) fails: {e}\nthe game so far:\n{shown}",
+                    args.variant.display()
                 )));
             }
             games += 1;

@@ -151,3 +151,14 @@ fn play_against_a_bot_reads_moves_and_writes_the_record() {
     assert!(r.status.success(), "{}\n{record}", stderr(&r));
     assert!(record.lines().any(|l| l.starts_with("P1 ")), "{record}");
 }
+
+#[test]
+fn rules_that_roll_forever_fail_quickly_instead_of_hanging() {
+    let start = std::time::Instant::now();
+    let o = rulesmith(&["check", "tests/fuzz-variants/endless-chance"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("re-roll forever"), "{}", stderr(&o));
+    assert!(start.elapsed() < std::time::Duration::from_secs(30));
+    let o = rulesmith(&["simulate", "tests/fuzz-variants/endless-chance", "--games", "2"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+}
