@@ -78,7 +78,7 @@ pub fn play_game(
                 game.apply_outcome(&mut state, o)?;
             }
             ToMove::Decision(seat) => {
-                game.legal_actions_into(&mut state.clone(), &mut legal)?;
+                game.legal_actions_into(&mut state, &mut legal)?;
                 let i = players_bots[seat].choose(game, &state, &legal);
                 let a = *legal.get(i).ok_or_else(|| {
                     GameError::Rules(format!(
