@@ -123,7 +123,7 @@ impl GreedyBot {
         let mut n = 0;
         for _ in 0..self.samples {
             let mut s = base.clone();
-            if game.apply_trusted(&mut s, a).is_err() {
+            if game.apply_scratch(&mut s, a).is_err() {
                 return f64::NEG_INFINITY;
             }
             let random = s.to_move() == ToMove::Chance;
@@ -268,7 +268,7 @@ impl MctsBot {
         for &a in legal {
             let mut t = s.clone();
             let mut child = Node::new(seats);
-            if game.apply_trusted(&mut t, a).is_ok() && resolve_chance(game, &mut t, &mut self.rng) {
+            if game.apply_scratch(&mut t, a).is_ok() && resolve_chance(game, &mut t, &mut self.rng) {
                 child.totals = self.rewards(game, &t);
                 child.visits = 1.0;
             }

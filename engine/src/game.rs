@@ -23,6 +23,13 @@ use std::sync::Arc;
 /// may cause before the rule set is judged to loop.
 const MAX_TRANSITIONS: usize = 10_000;
 
+/// Whether an apply keeps a copy of the state to restore on error.
+#[derive(Clone, Copy)]
+enum Backup {
+    Keep,
+    None,
+}
+
 pub struct Game {
     variant: Arc<Variant>,
     info: Rc<Info>,
@@ -255,15 +262,42 @@ impl Game {
     /// Applies an action known to be legal (taken from `legal_actions` on
     /// this very state), skipping the check. Still all or nothing.
     pub fn apply_trusted(&self, state: &mut State, action: Action) -> Result<(), GameError> {
+        self.apply_decision(state, action, Backup::Keep)
+    }
+
+    /// [`Game::apply_trusted`] for a state the caller throws away if this
+    /// fails: playouts, simulations and bots' look-ahead. No backup is
+    /// taken (copying the whole state costs a tenth of a random playout),
+    /// so after an error the state is half-changed and must not be used.
+    pub fn apply_scratch(&self, state: &mut State, action: Action) -> Result<(), GameError> {
+        self.apply_decision(state, action, Backup::None)
+    }
+
+    fn apply_decision(&self, state: &mut State, action: Action, backup: Backup) -> Result<(), GameError> {
         let def = self
             .variant
             .actions
             .get(action.kind as usize)
             .ok_or_else(|| GameError::Rules(format!("no action kind {}", action.kind)))?;
-        let args: Vec<Dynamic> = action.values().iter().map(|&v| Dynamic::from_int(v as INT)).collect();
-        self.transaction(state, |g, s| {
+        let values = action.values();
+        self.transaction(state, backup, |g, s| {
             s.history.push(Step::Decision(action));
-            g.run(s, &def.apply.name, args)?;
+            // Rhai takes arguments by value; the common arities are spelled
+            // out so that no argument vector is allocated per decision.
+            let name = &def.apply.name;
+            let v = |i: usize| values[i] as INT;
+            match values.len() {
+                0 => g.run(s, name, ())?,
+                1 => g.run(s, name, (v(0),))?,
+                2 => g.run(s, name, (v(0), v(1)))?,
+                3 => g.run(s, name, (v(0), v(1), v(2)))?,
+                4 => g.run(s, name, (v(0), v(1), v(2), v(3)))?,
+                _ => g.run(
+                    s,
+                    name,
+                    values.iter().map(|&x| Dynamic::from_int(x as INT)).collect::<Vec<_>>(),
+                )?,
+            }
             g.settle(s)
         })
     }
@@ -310,8 +344,18 @@ impl Game {
     /// Feeds one chance outcome; once the event is complete, the rule set's
     /// continuation runs. All or nothing.
     pub fn apply_outcome(&self, state: &mut State, outcome: Outcome) -> Result<(), GameError> {
+        self.feed_outcome(state, outcome, Backup::Keep)
+    }
+
+    /// [`Game::apply_outcome`] for a state the caller throws away if this
+    /// fails (see [`Game::apply_scratch`]).
+    pub fn apply_outcome_scratch(&self, state: &mut State, outcome: Outcome) -> Result<(), GameError> {
+        self.feed_outcome(state, outcome, Backup::None)
+    }
+
+    fn feed_outcome(&self, state: &mut State, outcome: Outcome, backup: Backup) -> Result<(), GameError> {
         self.check_outcome(state, outcome)?;
-        self.transaction(state, |g, s| {
+        self.transaction(state, backup, |g, s| {
             s.history.push(Step::Chance(outcome));
             let p = s.core.chance.as_mut().expect("checked above");
             p.got.push(outcome);
@@ -737,20 +781,27 @@ impl Game {
         c.legal.clear();
     }
 
-    /// Runs `f`; on error, restores the state and forgets queued requests.
+    /// Runs `f`; on error, restores the state (when a backup is kept) and
+    /// forgets queued requests.
     fn transaction(
         &self,
         state: &mut State,
+        backup: Backup,
         f: impl FnOnce(&Game, &mut State) -> Result<(), GameError>,
     ) -> Result<(), GameError> {
         if state.is_terminal() {
             return Err(GameError::GameOver);
         }
-        let backup = state.clone();
+        let saved = match backup {
+            Backup::Keep => Some(state.clone()),
+            Backup::None => None,
+        };
         self.reset_ctx();
         let r = f(self, state);
         if r.is_err() {
-            *state = backup;
+            if let Some(saved) = saved {
+                *state = saved;
+            }
             self.reset_ctx();
         }
         r

@@ -30,7 +30,9 @@ pub struct Counts {
 
 /// Plays `state` to the end (or `max_decisions`), choosing uniformly among
 /// legal actions and drawing chance from `rng`. Writes every step to
-/// `record` when given. Returns what was played.
+/// `record` when given. Returns what was played. On an error the state is
+/// left half-changed (steps are applied without a backup, see
+/// [`Game::apply_scratch`]): the record, not the state, tells what happened.
 pub fn random_playout<R: rand::Rng + ?Sized>(
     game: &Game,
     state: &mut State,
@@ -51,7 +53,7 @@ pub fn random_playout<R: rand::Rng + ?Sized>(
                 if let Some(r) = record.as_deref_mut() {
                     r.chance(game.outcome_text(o));
                 }
-                game.apply_outcome(state, o)?;
+                game.apply_outcome_scratch(state, o)?;
                 counts.chance += 1;
             }
             ToMove::Decision(seat) => {
@@ -63,7 +65,7 @@ pub fn random_playout<R: rand::Rng + ?Sized>(
                 if let Some(r) = record.as_deref_mut() {
                     r.decision(seat, game.action_text(&a));
                 }
-                game.apply_trusted(state, a)?;
+                game.apply_scratch(state, a)?;
                 counts.decisions += 1;
             }
         }

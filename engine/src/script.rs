@@ -392,12 +392,19 @@ fn register_flow(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) {
 }
 
 /// `add(name, values...)`: a legal action, from a step's legal function.
+///
+/// This is the hottest native of all (a maneuver step may offer a hundred
+/// actions), so the action's kind is looked up once per call, values are
+/// checked against the template without allocating, and `add_all` builds
+/// its combinations in one flat buffer.
 fn register_add(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) {
-    fn push(ctx: &RefCell<Ctx>, info: &Info, name: &str, values: &[INT]) -> NativeResult<()> {
-        let kind = *info.action_index.get(name).ok_or_else(|| {
+    fn kind_of(info: &Info, name: &str) -> NativeResult<u16> {
+        info.action_index.get(name).copied().ok_or_else(|| {
             let known: Vec<_> = info.variant.actions.iter().map(|a| a.template.name.as_str()).collect();
-            format!("unknown action '{name}' (declared: {})", known.join(", "))
-        })?;
+            format!("unknown action '{name}' (declared: {})", known.join(", ")).into()
+        })
+    }
+    fn push(ctx: &RefCell<Ctx>, info: &Info, kind: u16, values: &[INT]) -> NativeResult<()> {
         info.variant.actions[kind as usize].template.check_values(values)?;
         let mut c = ctx.borrow_mut();
         if !c.collecting {
@@ -417,7 +424,7 @@ fn register_add(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) {
     macro_rules! add_arity {
         ($($v:ident),*) => {{
             let (c, i) = (ctx.clone(), info.clone());
-            engine.register_fn("add", move |name: &str $(, $v: INT)*| push(&c, &i, name, &[$($v),*]));
+            engine.register_fn("add", move |name: &str $(, $v: INT)*| push(&c, &i, kind_of(&i, name)?, &[$($v),*]));
         }};
     }
     // add_all(name, domains): every combination of the domains, the first
@@ -426,61 +433,30 @@ fn register_add(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) {
     // fills several values at once.
     let (c, i) = (ctx.clone(), info.clone());
     engine.register_fn("add_all", move |name: &str, domains: Array| -> NativeResult<()> {
-        let mut choices: Vec<Vec<Vec<INT>>> = Vec::with_capacity(domains.len());
-        for d in &domains {
-            let alts = if let Ok(x) = d.as_int() {
-                vec![vec![x]]
-            } else if let Some(arr) = d.read_lock::<Array>() {
-                let mut alts = Vec::with_capacity(arr.len());
-                for alt in arr.iter() {
-                    if let Ok(x) = alt.as_int() {
-                        alts.push(vec![x]);
-                    } else if let Some(inner) = alt.read_lock::<Array>() {
-                        alts.push(
-                            inner
-                                .iter()
-                                .map(|v| v.as_int())
-                                .collect::<Result<Vec<_>, _>>()
-                                .map_err(|t| format!("add_all: expected numbers, found {t}"))?,
-                        );
-                    } else {
-                        return Err(format!(
-                            "add_all: a choice must be a number or an array of numbers, found {}",
-                            alt.type_name()
-                        )
-                        .into());
-                    }
-                }
-                alts
-            } else {
-                return Err(format!(
-                    "add_all: a domain must be a number or an array, found {}",
-                    d.type_name()
-                )
-                .into());
-            };
-            if alts.is_empty() {
-                return Ok(());
-            }
-            choices.push(alts);
+        let kind = kind_of(&i, name)?;
+        let flat = Domains::read(&domains)?;
+        if flat.is_empty() {
+            return Ok(());
         }
-        let mut index = vec![0usize; choices.len()];
-        let mut values: Vec<INT> = Vec::with_capacity(crate::state::MAX_ARGS);
+        let mut index = [0usize; crate::state::MAX_ARGS];
+        let mut values = [0 as INT; crate::state::MAX_ARGS];
         loop {
-            values.clear();
-            for (d, &k) in choices.iter().zip(&index) {
-                values.extend_from_slice(&d[k]);
+            let len = flat.fill(&index, &mut values);
+            if len > values.len() {
+                return Err(
+                    format!("add_all: action '{name}' would get {len} values, more than any action takes").into(),
+                );
             }
-            push(&c, &i, name, &values)?;
+            push(&c, &i, kind, &values[..len])?;
             // Odometer: advance the last domain first.
-            let mut pos = choices.len();
+            let mut pos = flat.count();
             loop {
                 if pos == 0 {
                     return Ok(());
                 }
                 pos -= 1;
                 index[pos] += 1;
-                if index[pos] < choices[pos].len() {
+                if index[pos] < flat.choices(pos) {
                     break;
                 }
                 index[pos] = 0;
@@ -494,6 +470,106 @@ fn register_add(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) {
     add_arity!(a, b, d, e);
     add_arity!(a, b, d, e, f);
     add_arity!(a, b, d, e, f, g);
+}
+
+/// The domains of an `add_all`, flattened: every choice's numbers in one
+/// buffer, so building the combinations allocates nothing per choice.
+struct Domains {
+    /// The numbers of every choice of every domain, in order.
+    values: Vec<INT>,
+    /// Per choice: where its numbers start in `values` (one extra at the end).
+    starts: Vec<usize>,
+    /// Per domain: where its choices start in `starts`.
+    domains: [usize; crate::state::MAX_ARGS + 1],
+    count: usize,
+}
+
+impl Domains {
+    fn read(domains: &Array) -> NativeResult<Domains> {
+        if domains.len() > crate::state::MAX_ARGS {
+            return Err(format!(
+                "add_all: at most {} domains, got {}",
+                crate::state::MAX_ARGS,
+                domains.len()
+            )
+            .into());
+        }
+        let mut flat = Domains {
+            values: Vec::with_capacity(64),
+            starts: Vec::with_capacity(32),
+            domains: [0; crate::state::MAX_ARGS + 1],
+            count: domains.len(),
+        };
+        for (k, d) in domains.iter().enumerate() {
+            flat.domains[k] = flat.starts.len();
+            if let Ok(x) = d.as_int() {
+                flat.choice(&[x]);
+            } else if let Some(arr) = d.read_lock::<Array>() {
+                for alt in arr.iter() {
+                    if let Ok(x) = alt.as_int() {
+                        flat.choice(&[x]);
+                    } else if let Some(inner) = alt.read_lock::<Array>() {
+                        flat.starts.push(flat.values.len());
+                        for v in inner.iter() {
+                            let x = v
+                                .as_int()
+                                .map_err(|t| format!("add_all: expected numbers, found {t}"))?;
+                            flat.values.push(x);
+                        }
+                    } else {
+                        return Err(format!(
+                            "add_all: a choice must be a number or an array of numbers, found {}",
+                            alt.type_name()
+                        )
+                        .into());
+                    }
+                }
+            } else {
+                return Err(format!(
+                    "add_all: a domain must be a number or an array, found {}",
+                    d.type_name()
+                )
+                .into());
+            }
+        }
+        flat.domains[flat.count] = flat.starts.len();
+        flat.starts.push(flat.values.len());
+        Ok(flat)
+    }
+
+    fn choice(&mut self, numbers: &[INT]) {
+        self.starts.push(self.values.len());
+        self.values.extend_from_slice(numbers);
+    }
+
+    fn count(&self) -> usize {
+        self.count
+    }
+
+    fn choices(&self, domain: usize) -> usize {
+        self.domains[domain + 1] - self.domains[domain]
+    }
+
+    /// True when some domain has no choice: there is no combination.
+    fn is_empty(&self) -> bool {
+        (0..self.count).any(|d| self.choices(d) == 0)
+    }
+
+    /// Writes the combination `index` into `out`; returns how many numbers
+    /// it has (more than `out` holds means too many).
+    fn fill(&self, index: &[usize], out: &mut [INT; crate::state::MAX_ARGS]) -> usize {
+        let mut len = 0;
+        for (d, &k) in index.iter().enumerate().take(self.count) {
+            let c = self.domains[d] + k;
+            for &x in &self.values[self.starts[c]..self.starts[c + 1]] {
+                if len < out.len() {
+                    out[len] = x;
+                }
+                len += 1;
+            }
+        }
+        len
+    }
 }
 
 /// Chance: dice and card draws go through the engine, never a script RNG.

@@ -75,7 +75,7 @@ pub fn play_game(
                 if let Some(r) = record.as_mut() {
                     r.chance(game.outcome_text(o));
                 }
-                game.apply_outcome(&mut state, o)?;
+                game.apply_outcome_scratch(&mut state, o)?;
             }
             ToMove::Decision(seat) => {
                 game.legal_actions_into(&mut state, &mut legal)?;
@@ -90,7 +90,7 @@ pub fn play_game(
                 if let Some(r) = record.as_mut() {
                     r.decision(seat, game.action_text(&a));
                 }
-                game.apply_trusted(&mut state, a)?;
+                game.apply_scratch(&mut state, a)?;
                 decisions += 1;
             }
         }
