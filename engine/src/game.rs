@@ -841,10 +841,10 @@ impl Game {
     fn settle(&self, state: &mut State) -> Result<(), GameError> {
         for _ in 0..MAX_TRANSITIONS {
             if self.variant.last_standing && state.core.seats > 1 && !state.is_terminal() {
-                let in_play: Vec<Seat> = (0..state.core.seats).filter(|&s| !state.core.out[s]).collect();
-                match in_play.as_slice() {
-                    [] => state.core.status.0 = Status::Draw,
-                    [one] => state.core.status.0 = Status::Won(*one),
+                let mut in_play = (0..state.core.seats).filter(|&s| !state.core.out[s]);
+                match (in_play.next(), in_play.next()) {
+                    (None, _) => state.core.status.0 = Status::Draw,
+                    (Some(one), None) => state.core.status.0 = Status::Won(one),
                     _ => {}
                 }
             }

@@ -228,11 +228,17 @@ pub(crate) fn compile_source(engine: &Engine, src: &crate::variant::SourceFile, 
                 }
             }
         }
-        Diagnostic::new(&src.path, format!("{what}script syntax error: {}", e.err_type())).at_line(
-            Some(&src.text),
-            line,
-            column,
-        )
+        let mut message = format!("{what}script syntax error: {}", e.err_type());
+        if let rhai::ParseErrorType::VariableUndefined(_) = e.err_type() {
+            let text = src.text.lines().nth(line.saturating_sub(1)).unwrap_or("");
+            if text.contains('|') {
+                // Scripts run without capturing closures (see compile flags in
+                // docs/ARCHITECTURE.md): say so where a designer would try one.
+                message
+                    .push_str(" (an anonymous function |..| cannot see the variables around it: write a loop instead)");
+            }
+        }
+        Diagnostic::new(&src.path, message).at_line(Some(&src.text), line, column)
     })
 }
 
