@@ -1,5 +1,7 @@
 //! Random playouts, single thread: decisions per second and games per
-//! second for each shipped variant. `cargo bench --bench playouts`.
+//! second for each shipped variant, and for `benches/floor`, a rule set
+//! that does nothing but offer one action per decision: the ceiling of the
+//! engine and Rhai together. `cargo bench --bench playouts`.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use rulesmith_engine::{playout, rng, Game, Variant};
@@ -8,8 +10,14 @@ use std::path::Path;
 const GAMES: u64 = 20;
 
 fn bench(c: &mut Criterion) {
-    for (variant, players) in [("sirius-basic", 2), ("sirius-lifeboats", 2), ("sirius-multiplayer", 4)] {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("variants").join(variant);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (variant, players) in [
+        ("variants/sirius-basic", 2),
+        ("variants/sirius-lifeboats", 2),
+        ("variants/sirius-multiplayer", 4),
+        ("benches/floor", 2),
+    ] {
+        let path = root.join(variant);
         let game = Game::new(Variant::load(&path).expect("variant loads")).expect("variant compiles");
         // Count the decisions of the benchmarked games once, for throughput.
         let run = |game: &Game| {
@@ -24,7 +32,8 @@ fn bench(c: &mut Criterion) {
             decisions
         };
         let decisions = run(&game);
-        let mut group = c.benchmark_group(format!("{variant}-{players}p"));
+        let name = Path::new(variant).file_name().expect("a folder").to_string_lossy();
+        let mut group = c.benchmark_group(format!("{name}-{players}p"));
         group.sample_size(10);
         group.throughput(Throughput::Elements(decisions));
         group.bench_function("decisions", |b| b.iter(|| run(&game)));
