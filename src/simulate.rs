@@ -379,7 +379,7 @@ pub fn compare(args: CompareArgs) -> Result<(), Failure> {
             if r.p < 0.05 { "  significant" } else { "" }
         );
     }
-    crate::outln!("\nsignificant: p < 0.05 (two-sided; z-test for rates, Welch's test for means)");
+    crate::outln!("\nsignificant: p < 0.05 (two-sided, paired over the games of the same seed)");
     Ok(())
 }
 
@@ -392,44 +392,73 @@ pub struct Row {
     pub percent: bool,
 }
 
+/// The rows of a comparison: each figure of both summaries, with the
+/// p-value of a paired test over the games of the same seed (`ra[i]` and
+/// `rb[i]` share one), on one score per game.
 fn comparison_rows(sa: &Summary, sb: &Summary, ra: &[GameResult], rb: &[GameResult]) -> Vec<Row> {
-    let rate_row = |metric: String, x: &Rate, y: &Rate| Row {
-        metric,
-        a: x.rate,
-        b: y.rate,
-        p: sim::p_proportions(x, y),
-        percent: true,
+    let pairs: Vec<(&GameResult, &GameResult)> = ra.iter().zip(rb).collect();
+    // The p-value of a per-game score over the pairs where it applies.
+    let paired = |score: &dyn Fn(&GameResult) -> Option<f64>| {
+        let (a, b): (Vec<f64>, Vec<f64>) = pairs.iter().filter_map(|(x, y)| Some((score(x)?, score(y)?))).unzip();
+        sim::p_paired(&a, &b)
     };
+    let flag = |yes: bool| if yes { 1.0 } else { 0.0 };
     let mut rows = Vec::new();
-    for (x, y) in sa.seats.iter().zip(&sb.seats) {
-        rows.push(rate_row(format!("{} wins", x.seat), &x.wins, &y.wins));
+    let mut row = |metric: String, a: f64, b: f64, p: f64, percent: bool| {
+        rows.push(Row {
+            metric,
+            a,
+            b,
+            p,
+            percent,
+        })
+    };
+    for (s, (x, y)) in sa.seats.iter().zip(&sb.seats).enumerate() {
+        let p = paired(&|r| Some(flag(r.winner == Some(s))));
+        row(format!("{} wins", x.seat), x.wins.rate, y.wins.rate, p, true);
     }
     for x in &sa.bots {
         if let Some(y) = sb.bots.iter().find(|y| y.bot == x.bot) {
-            rows.push(rate_row(format!("bot {} wins", x.bot), &x.wins, &y.wins));
+            // The share of the bot's seats that won, in games where it plays.
+            let share = |r: &GameResult| {
+                let seats = r.bots.iter().filter(|b| **b == x.bot).count();
+                let won = r.winner.is_some_and(|w| r.bots.get(w) == Some(&x.bot));
+                (seats > 0).then(|| flag(won) / seats as f64)
+            };
+            row(
+                format!("bot {} wins", x.bot),
+                x.wins.rate,
+                y.wins.rate,
+                paired(&share),
+                true,
+            );
         }
     }
-    rows.push(rate_row("draws".into(), &sa.draws, &sb.draws));
-    rows.push(rate_row("first player wins".into(), &sa.first_player, &sb.first_player));
-    let mean_row = |metric: &str, x: &sim::Distribution, y: &sim::Distribution| Row {
-        metric: metric.into(),
-        a: x.mean,
-        b: y.mean,
-        p: sim::p_means(x, sa.games, y, sb.games),
-        percent: false,
-    };
-    rows.push(mean_row("turns (mean)", &sa.turns, &sb.turns));
-    rows.push(mean_row("decisions (mean)", &sa.decisions, &sb.decisions));
+    let p = paired(&|r| Some(flag(r.winner.is_none())));
+    row("draws".into(), sa.draws.rate, sb.draws.rate, p, true);
+    // Among games with a first player and a winner on both sides.
+    let first = |r: &GameResult| r.first.zip(r.winner).map(|(f, w)| flag(f == w));
+    row(
+        "first player wins".into(),
+        sa.first_player.rate,
+        sb.first_player.rate,
+        paired(&first),
+        true,
+    );
+    let p = paired(&|r| Some(r.turns as f64));
+    row("turns (mean)".into(), sa.turns.mean, sb.turns.mean, p, false);
+    let p = paired(&|r| Some(r.decisions as f64));
+    row(
+        "decisions (mean)".into(),
+        sa.decisions.mean,
+        sb.decisions.mean,
+        p,
+        false,
+    );
     for (i, c) in sa.counters.iter().enumerate() {
-        if sb.counters.get(i).is_some_and(|d| d.name == c.name) {
-            let per_game = |rs: &[GameResult]| {
-                sim::Distribution::of(
-                    &rs.iter()
-                        .map(|r| r.stats.get(i).map_or(0.0, |(_, v)| *v as f64))
-                        .collect::<Vec<_>>(),
-                )
-            };
-            rows.push(mean_row(&format!("{} per game", c.name), &per_game(ra), &per_game(rb)));
+        if let Some(d) = sb.counters.get(i).filter(|d| d.name == c.name) {
+            let p = paired(&|r| Some(r.stats.get(i).map_or(0.0, |(_, v)| *v as f64)));
+            row(format!("{} per game", c.name), c.per_game, d.per_game, p, false);
         }
     }
     rows
