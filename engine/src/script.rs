@@ -2,7 +2,7 @@
 //! functions it lends to rule scripts, and the mapping of script failures to
 //! file, function and line.
 //!
-//! Native functions talk to the game through [`Ctx`], a small record shared
+//! Native functions talk to the game through `Ctx`, a small record shared
 //! with the engine: while a script function runs, the engine's [`Core`] is
 //! moved into it, so natives read and change it directly; requests that need
 //! more script calls (entering a step, ending a turn) are queued and carried

@@ -1,6 +1,6 @@
 //! Loading a variant: a folder of TOML files and Rhai scripts.
 //!
-//! Two phases, as in ripgrep's argument handling: [`raw`] holds what the
+//! Two phases, as in ripgrep's argument handling: `raw` holds what the
 //! designer typed, file by file; this module resolves `extends` chains,
 //! merges the files (the extending variant overrides by name), checks every
 //! reference and range, and produces a [`Variant`]: plain, validated data
