@@ -62,6 +62,11 @@ pub fn all_sets(args: &VariantArgs) -> Result<Vec<String>, Failure> {
 }
 
 pub fn load_game(path: &Path, args: &VariantArgs) -> Result<Game, Failure> {
+    Game::new(load_variant(path, args)?).map_err(|e| Failure::input(e.to_string()))
+}
+
+/// The variant at `path` with the command line's parameter overrides.
+pub fn load_variant(path: &Path, args: &VariantArgs) -> Result<Variant, Failure> {
     let mut variant = Variant::load(path).map_err(|e| Failure::input(e.to_string()))?;
     for s in all_sets(args)?.iter() {
         let Some((k, v)) = s.split_once('=') else {
@@ -73,7 +78,7 @@ pub fn load_game(path: &Path, args: &VariantArgs) -> Result<Game, Failure> {
             .set(k.trim(), v.trim())
             .map_err(|e| Failure::input(format!("{s}: {e}")))?;
     }
-    Game::new(variant).map_err(|e| Failure::input(e.to_string()))
+    Ok(variant)
 }
 
 /// The number of players: the given one, or the variant's default.

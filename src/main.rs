@@ -26,6 +26,7 @@ mod check;
 mod common;
 mod fuzz;
 mod play;
+mod profile;
 mod replay;
 mod report;
 mod schema;
@@ -61,6 +62,9 @@ enum Command {
     Compare(simulate::CompareArgs),
     /// Print a JSON Schema for one variant's deck or parameter files.
     Schema(schema::Args),
+    /// Time random games on one thread and show which script functions
+    /// the time goes to.
+    Profile(profile::Args),
 }
 
 /// Failure of a command: the message is for the user, already formatted.
@@ -97,6 +101,7 @@ fn main() -> ExitCode {
         Command::Simulate(a) => simulate::simulate(a),
         Command::Compare(a) => simulate::compare(a),
         Command::Schema(a) => schema::run(a),
+        Command::Profile(a) => profile::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

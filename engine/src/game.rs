@@ -9,13 +9,14 @@
 use crate::error::{Diagnostic, GameError, LoadError};
 use crate::notation::normalize;
 use crate::rng;
-use crate::script::{self, Compiled, Ctx, Info, Limits};
+use crate::script::{self, Compiled, Ctx, FunctionProfile, Info, Limits};
 use crate::state::{
     Action, ChanceSource, Core, History, Outcome, Seat, SecretDraw, State, Status, StatusCell, Step, ToMove,
 };
 use crate::variant::{Actor, FnRef, Variant};
 use rhai::{CallFnOptions, Dynamic, Engine, FuncArgs, Map, Scope, INT};
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -45,10 +46,23 @@ impl Game {
     }
 
     pub fn with_limits(variant: impl Into<Arc<Variant>>, limits: Limits) -> Result<Game, LoadError> {
-        let variant = variant.into();
+        Game::build(variant.into(), limits, false)
+    }
+
+    /// A game that profiles its scripts from the start: per function, the
+    /// calls, the time and Rhai's count of operations ([`Game::profile`]).
+    /// Counting operations slows every script a little, so only a game
+    /// built this way does it.
+    pub fn profiled(variant: impl Into<Arc<Variant>>) -> Result<Game, LoadError> {
+        let game = Game::build(variant.into(), Limits::default(), true)?;
+        game.track_calls(true);
+        Ok(game)
+    }
+
+    fn build(variant: Arc<Variant>, limits: Limits, count_operations: bool) -> Result<Game, LoadError> {
         let info = Rc::new(Info::new(variant.clone()));
         let ctx = Rc::new(RefCell::new(Ctx::default()));
-        let engine = script::build_engine(&info, &ctx, limits);
+        let engine = script::build_engine(&info, &ctx, limits, count_operations);
         let (compiled, cards) = match (
             script::compile(&engine, &variant),
             script::compile_cards(&engine, &variant),
@@ -697,15 +711,22 @@ impl Game {
         state.core.stats.get(i).copied()
     }
 
-    /// Starts (or stops) counting which script functions and card hooks run.
+    /// Starts (or stops, forgetting the counts) profiling which script
+    /// functions and card hooks run, and what they cost.
     pub fn track_calls(&self, on: bool) {
-        *self.info.calls.borrow_mut() = on.then(Default::default);
+        *self.info.profile.borrow_mut() = on.then(Default::default);
     }
 
-    /// The counts since `track_calls(true)`, by function name (card hooks as
+    /// The calls since `track_calls(true)`, by function name (card hooks as
     /// `card ID: HOOK`).
-    pub fn calls(&self) -> std::collections::BTreeMap<String, u64> {
-        self.info.calls.borrow().clone().unwrap_or_default()
+    pub fn calls(&self) -> BTreeMap<String, u64> {
+        self.profile().into_iter().map(|(name, p)| (name, p.calls)).collect()
+    }
+
+    /// What each function cost since `track_calls(true)` (or since
+    /// [`Game::profiled`] built the game), by name as in [`Game::calls`].
+    pub fn profile(&self) -> BTreeMap<String, FunctionProfile> {
+        self.info.profile.borrow().clone().unwrap_or_default()
     }
 
     /// Every function the engine may call for this variant, and every hook
@@ -809,15 +830,18 @@ impl Game {
 
     /// Calls a script function with the state's data as `this`.
     fn call(&self, state: &mut State, name: &str, args: impl FuncArgs) -> Result<Dynamic, GameError> {
-        self.info.count_call(name);
         self.ctx.borrow_mut().core = std::mem::take(&mut state.core);
         let options = CallFnOptions::new()
             .eval_ast(false)
             .rewind_scope(true)
             .bind_this_ptr(&mut state.data);
-        let result =
-            self.engine
-                .call_fn_with_options::<Dynamic>(options, &mut Scope::new(), &self.compiled.ast, name, args);
+        let result = self.info.measured(
+            || name.to_string(),
+            || {
+                self.engine
+                    .call_fn_with_options::<Dynamic>(options, &mut Scope::new(), &self.compiled.ast, name, args)
+            },
+        );
         state.core = std::mem::take(&mut self.ctx.borrow_mut().core);
         result.map_err(|e| script::script_error(&self.variant, &self.compiled.fn_files, name, *e).into())
     }

@@ -27,6 +27,6 @@ pub mod variant;
 
 pub use error::{Diagnostic, GameError, LoadError, RecordError, ScriptError};
 pub use game::Game;
-pub use script::Limits;
+pub use script::{FunctionProfile, Limits};
 pub use state::{Action, Outcome, Seat, State, Status, ToMove};
 pub use variant::Variant;

@@ -79,16 +79,47 @@ pub(crate) struct Info {
     pub functions: OnceCell<HashSet<String>>,
     /// Compiled card scripts, by deck then card (None: a card without one).
     pub card_scripts: OnceCell<Vec<Vec<Option<CardScript>>>>,
-    /// When set, how often each script function was called by the engine
-    /// (and each card hook run): coverage for the fuzzer.
-    pub calls: RefCell<Option<std::collections::BTreeMap<String, u64>>>,
+    /// When set, what each script function called by the engine (and each
+    /// card hook) cost so far: coverage for the fuzzer, and `profile`.
+    pub profile: RefCell<Option<std::collections::BTreeMap<String, FunctionProfile>>>,
+    /// Rhai's operation count of the running call, kept up to date only
+    /// when the engine was built to count operations.
+    pub operations: std::cell::Cell<u64>,
+}
+
+/// What the calls of one script function (or card hook) cost.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct FunctionProfile {
+    pub calls: u64,
+    /// Wall-clock time inside the calls, card hooks they trigger included.
+    pub nanos: u64,
+    /// Rhai operations (statements, expressions, calls: Rhai's own count,
+    /// the one `max_operations` limits), card hooks they trigger excluded.
+    /// Zero unless the game counts operations ([`crate::Game::profiled`]).
+    pub operations: u64,
 }
 
 impl Info {
-    pub fn count_call(&self, name: &str) {
-        if let Some(calls) = self.calls.borrow_mut().as_mut() {
-            *calls.entry(name.to_string()).or_default() += 1;
+    /// Runs the script call `f`, and when profiling is on, adds what it
+    /// cost to the entry `name()` (named only then: no text on the hot path).
+    pub fn measured<T>(&self, name: impl FnOnce() -> String, f: impl FnOnce() -> T) -> T {
+        if self.profile.borrow().is_none() {
+            return f();
         }
+        // A card hook runs inside a rule call: its count starts at zero and
+        // the caller's is put back afterwards.
+        let outer = self.operations.replace(0);
+        let start = std::time::Instant::now();
+        let out = f();
+        let nanos = start.elapsed().as_nanos() as u64;
+        let operations = self.operations.replace(outer);
+        if let Some(profile) = self.profile.borrow_mut().as_mut() {
+            let entry = profile.entry(name()).or_default();
+            entry.calls += 1;
+            entry.nanos += nanos;
+            entry.operations += operations;
+        }
+        out
     }
 }
 
@@ -143,7 +174,8 @@ impl Info {
             stat_index: v.stats.iter().enumerate().map(|(i, (n, _))| (n.clone(), i)).collect(),
             functions: OnceCell::new(),
             card_scripts: OnceCell::new(),
-            calls: RefCell::new(None),
+            profile: RefCell::new(None),
+            operations: std::cell::Cell::new(0),
             variant,
         }
     }
@@ -174,8 +206,17 @@ fn seat_arg(core: &Core, seat: INT) -> NativeResult<Seat> {
 }
 
 /// Builds the sandboxed engine with every native registered.
-pub(crate) fn build_engine(info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>, limits: Limits) -> Engine {
+pub(crate) fn build_engine(info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>, limits: Limits, count_operations: bool) -> Engine {
     let mut engine = sandbox(limits);
+    if count_operations {
+        // Rhai reports its running count after every operation; only
+        // profiling pays for listening.
+        let i = info.clone();
+        engine.on_progress(move |ops| {
+            i.operations.set(ops);
+            None
+        });
+    }
     register_queries(&mut engine, info, ctx);
     register_flow(&mut engine, info, ctx);
     register_add(&mut engine, info, ctx);
@@ -686,16 +727,19 @@ fn register_cards(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) 
             if !script.fn_files.contains_key(hook) {
                 return Ok(Dynamic::UNIT);
             }
-            i.count_call(&format!("card {id}: {hook}"));
             // Lend the data to the card's script as `this` (a move, not a copy).
             let mut this = Dynamic::from_map(std::mem::take(data));
             let options = CallFnOptions::new()
                 .eval_ast(false)
                 .rewind_scope(true)
                 .bind_this_ptr(&mut this);
-            let result =
-                nc.engine()
-                    .call_fn_with_options::<Dynamic>(options, &mut Scope::new(), &script.ast, hook, args);
+            let result = i.measured(
+                || format!("card {id}: {hook}"),
+                || {
+                    nc.engine()
+                        .call_fn_with_options::<Dynamic>(options, &mut Scope::new(), &script.ast, hook, args)
+                },
+            );
             match this.try_cast::<Map>() {
                 Some(m) => *data = m,
                 None => {

@@ -1,0 +1,171 @@
+//! `rulesmith profile VARIANT`: how fast random games of a rule set play on
+//! one thread, and which script functions the time goes to. The same games
+//! are played twice: once plainly, for the speed, and once with the engine
+//! counting calls, time and Rhai operations per function, which slows it.
+
+use crate::common::{load_variant, players, VariantArgs};
+use crate::Failure;
+use rulesmith_engine::{playout, rng, FunctionProfile, Game};
+use serde_json::json;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Decisions one profiled game may take before it is cut short.
+const MAX_DECISIONS: u64 = 1_000_000;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The variant folder (or its variant.toml).
+    pub variant: PathBuf,
+    /// Number of players (default: the variant's).
+    #[arg(long)]
+    pub players: Option<usize>,
+    /// Random games to play.
+    #[arg(long, default_value_t = 200)]
+    pub games: u64,
+    /// Seed of the run: game i is seeded from it and i.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Functions to list, most expensive first (all with --json).
+    #[arg(long, default_value_t = 15)]
+    pub top: usize,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub common: VariantArgs,
+}
+
+/// What a run of random games did.
+struct Run {
+    decisions: u64,
+    chance: u64,
+    seconds: f64,
+}
+
+pub fn run(args: Args) -> Result<(), Failure> {
+    if args.games == 0 {
+        return Err(Failure::usage("--games must be at least 1"));
+    }
+    let variant = load_variant(&args.variant, &args.common)?;
+    let plain = Game::new(variant.clone()).map_err(|e| Failure::input(e.to_string()))?;
+    let n = players(&plain, args.players)?;
+    let speed = play(&plain, &args, n)?;
+    let profiled = Game::profiled(variant).map_err(|e| Failure::input(e.to_string()))?;
+    let measured = play(&profiled, &args, n)?;
+    let profile = profiled.profile();
+    let operations: u64 = profile.values().map(|p| p.operations).sum();
+    let per_decision = operations as f64 / speed.decisions.max(1) as f64;
+    // Card hooks run inside rule functions, whose time includes theirs.
+    let in_scripts: u64 = profile
+        .iter()
+        .filter(|(name, _)| !name.starts_with("card "))
+        .map(|(_, p)| p.nanos)
+        .sum();
+    let elapsed = measured.seconds * 1e9;
+    let mut rows: Vec<(&String, &FunctionProfile)> = profile.iter().collect();
+    rows.sort_by(|a, b| b.1.nanos.cmp(&a.1.nanos).then(a.0.cmp(b.0)));
+    let decisions_per_second = speed.decisions as f64 / speed.seconds;
+    let games_per_second = args.games as f64 / speed.seconds;
+    if args.json {
+        let functions: Vec<_> = rows
+            .iter()
+            .map(|(name, p)| {
+                json!({
+                    "name": name,
+                    "calls": p.calls,
+                    "seconds": p.nanos as f64 / 1e9,
+                    "share": p.nanos as f64 / elapsed,
+                    "operations": p.operations,
+                })
+            })
+            .collect();
+        crate::outln!(
+            "{}",
+            json!({
+                "variant": args.variant.display().to_string(),
+                "players": n,
+                "games": args.games,
+                "seed": args.seed,
+                "decisions": speed.decisions,
+                "chance": speed.chance,
+                "seconds": speed.seconds,
+                "decisions_per_second": decisions_per_second,
+                "games_per_second": games_per_second,
+                "operations": operations,
+                "operations_per_decision": per_decision,
+                "engine_share": (1.0 - in_scripts as f64 / elapsed).max(0.0),
+                "functions": functions,
+            })
+        );
+        return Ok(());
+    }
+    crate::outln!(
+        "profiled {} ({n} players): {} games, {} decisions, {} chance outcomes in {:.2}s on one thread",
+        args.variant.display(),
+        args.games,
+        speed.decisions,
+        speed.chance,
+        speed.seconds
+    );
+    crate::outln!(
+        "  {decisions_per_second:.0} decisions/s, {games_per_second:.1} games/s, {per_decision:.0} Rhai operations per decision\n"
+    );
+    crate::outln!(
+        "{:<32} {:>9} {:>7} {:>9} {:>9}",
+        "script function (profiled run)",
+        "calls",
+        "time",
+        "µs/call",
+        "ops/call"
+    );
+    for (name, p) in rows.iter().take(args.top) {
+        crate::outln!(
+            "{:<32} {:>9} {:>6.1}% {:>9.2} {:>9.1}",
+            name,
+            p.calls,
+            100.0 * p.nanos as f64 / elapsed,
+            p.nanos as f64 / 1e3 / p.calls.max(1) as f64,
+            p.operations as f64 / p.calls.max(1) as f64
+        );
+    }
+    if rows.len() > args.top {
+        crate::outln!("({} more; --top N or --json for all)", rows.len() - args.top);
+    }
+    crate::outln!(
+        "{:<32} {:>9} {:>6.1}%",
+        "the engine, outside scripts",
+        "",
+        100.0 * (1.0 - in_scripts as f64 / elapsed).max(0.0)
+    );
+    Ok(())
+}
+
+/// Plays the run's random games on `game`, timing them.
+fn play(game: &Game, args: &Args, players: usize) -> Result<Run, Failure> {
+    let mut run = Run {
+        decisions: 0,
+        chance: 0,
+        seconds: 0.0,
+    };
+    let start = Instant::now();
+    for i in 0..args.games {
+        let seed = rng::derive(args.seed, i);
+        let mut r = rng::seeded(seed);
+        // No record: writing one would be part of what is timed.
+        let counts = game
+            .new_game(players)
+            .and_then(|mut s| playout::random_playout(game, &mut s, &mut r, None, MAX_DECISIONS));
+        let counts = counts.map_err(|e| {
+            Failure::input(format!(
+                "{}: random game {} (seed {seed}) fails: {e}\n(`rulesmith check` shows such failures with the game so far)",
+                args.variant.display(),
+                i + 1
+            ))
+        })?;
+        run.decisions += counts.decisions;
+        run.chance += counts.chance;
+    }
+    run.seconds = start.elapsed().as_secs_f64().max(1e-9);
+    Ok(run)
+}
