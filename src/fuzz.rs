@@ -237,7 +237,9 @@ impl Progress {
             let step = (self.total / 10).max(1);
             let line = games / step;
             if self.lines.fetch_max(line, Ordering::Relaxed) < line {
-                eprintln!("fuzz: {games}/{} games, {msg}", self.total);
+                // Like `outln!`: a closed pipe must not abort the run.
+                use std::io::Write as _;
+                let _ = writeln!(std::io::stderr(), "fuzz: {games}/{} games, {msg}", self.total);
             }
         }
     }

@@ -162,3 +162,20 @@ fn rules_that_roll_forever_fail_quickly_instead_of_hanging() {
     let o = rulesmith(&["simulate", "tests/fuzz-variants/endless-chance", "--games", "2"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
 }
+
+#[test]
+fn closed_output_pipes_end_quietly_instead_of_panicking() {
+    // `rulesmith fuzz ... 2>&1 | head` closes both pipes early: the run
+    // goes on and ends with its own exit code, never Rust's panic code 101.
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rulesmith"))
+        .args(["fuzz", "variants/sirius-basic", "--games", "60", "--jobs", "1"])
+        .current_dir(root())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("runs");
+    drop(child.stdout.take());
+    drop(child.stderr.take());
+    assert_eq!(child.wait().expect("exits").code(), Some(0));
+}

@@ -20,6 +20,7 @@ use rhai::{
 };
 use std::cell::{OnceCell, RefCell};
 use std::collections::{HashMap, HashSet};
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::rc::Rc;
 
@@ -241,8 +242,14 @@ pub(crate) fn sandbox(limits: Limits) -> Engine {
     engine.set_max_map_size(limits.max_map_size);
     engine.set_strict_variables(true);
     engine.set_fail_on_invalid_map_property(true);
-    engine.on_print(|s| eprintln!("{s}"));
-    engine.on_debug(|s, src, pos| eprintln!("{}{pos:?}: {s}", src.unwrap_or("")));
+    // A script's print goes to standard error, and a closed pipe there
+    // (`rulesmith ... 2>&1 | head`) must not abort the game.
+    engine.on_print(|s| {
+        let _ = writeln!(std::io::stderr(), "{s}");
+    });
+    engine.on_debug(|s, src, pos| {
+        let _ = writeln!(std::io::stderr(), "{}{pos:?}: {s}", src.unwrap_or(""));
+    });
     engine
 }
 
