@@ -4,7 +4,7 @@
 //! engine and Rhai together. `cargo bench --bench playouts`.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use rulesmith_engine::{playout, rng, Game, Variant};
+use rulesmith_engine::{playout, Game, Variant};
 use std::path::Path;
 
 const GAMES: u64 = 20;
@@ -21,15 +21,9 @@ fn bench(c: &mut Criterion) {
         let game = Game::new(Variant::load(&path).expect("variant loads")).expect("variant compiles");
         // Count the decisions of the benchmarked games once, for throughput.
         let run = |game: &Game| {
-            let mut decisions = 0;
-            for seed in 0..GAMES {
-                let mut r = rng::seeded(seed);
-                let mut s = game.new_game(players).expect("setup");
-                decisions += playout::random_playout(game, &mut s, &mut r, None, u64::MAX)
-                    .expect("playout")
-                    .decisions;
-            }
-            decisions
+            playout::random_games(game, players, 0..GAMES, u64::MAX)
+                .expect("playouts")
+                .decisions
         };
         let decisions = run(&game);
         let name = Path::new(variant).file_name().expect("a folder").to_string_lossy();

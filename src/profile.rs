@@ -5,7 +5,8 @@
 
 use crate::common::{load_variant, players, VariantArgs};
 use crate::Failure;
-use rulesmith_engine::{playout, rng, FunctionProfile, Game};
+use rulesmith_engine::playout::{self, Counts};
+use rulesmith_engine::{rng, FunctionProfile, Game};
 use serde_json::json;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -36,10 +37,9 @@ pub struct Args {
     pub common: VariantArgs,
 }
 
-/// What a run of random games did.
+/// What a run of random games did, and how long it took.
 struct Run {
-    decisions: u64,
-    chance: u64,
+    counts: Counts,
     seconds: f64,
 }
 
@@ -55,7 +55,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let measured = play(&profiled, &args, n)?;
     let profile = profiled.profile();
     let operations: u64 = profile.values().map(|p| p.operations).sum();
-    let per_decision = operations as f64 / speed.decisions.max(1) as f64;
+    let per_decision = operations as f64 / speed.counts.decisions.max(1) as f64;
     // Card hooks run inside rule functions, whose time includes theirs.
     let in_scripts: u64 = profile
         .iter()
@@ -65,7 +65,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let elapsed = measured.seconds * 1e9;
     let mut rows: Vec<(&String, &FunctionProfile)> = profile.iter().collect();
     rows.sort_by(|a, b| b.1.nanos.cmp(&a.1.nanos).then(a.0.cmp(b.0)));
-    let decisions_per_second = speed.decisions as f64 / speed.seconds;
+    let decisions_per_second = speed.counts.decisions as f64 / speed.seconds;
     let games_per_second = args.games as f64 / speed.seconds;
     if args.json {
         let functions: Vec<_> = rows
@@ -87,8 +87,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
                 "players": n,
                 "games": args.games,
                 "seed": args.seed,
-                "decisions": speed.decisions,
-                "chance": speed.chance,
+                "decisions": speed.counts.decisions,
+                "chance": speed.counts.chance,
                 "seconds": speed.seconds,
                 "decisions_per_second": decisions_per_second,
                 "games_per_second": games_per_second,
@@ -104,8 +104,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
         "profiled {} ({n} players): {} games, {} decisions, {} chance outcomes in {:.2}s on one thread",
         args.variant.display(),
         args.games,
-        speed.decisions,
-        speed.chance,
+        speed.counts.decisions,
+        speed.counts.chance,
         speed.seconds
     );
     crate::outln!(
@@ -143,29 +143,16 @@ pub fn run(args: Args) -> Result<(), Failure> {
 
 /// Plays the run's random games on `game`, timing them.
 fn play(game: &Game, args: &Args, players: usize) -> Result<Run, Failure> {
-    let mut run = Run {
-        decisions: 0,
-        chance: 0,
-        seconds: 0.0,
-    };
     let start = Instant::now();
-    for i in 0..args.games {
-        let seed = rng::derive(args.seed, i);
-        let mut r = rng::seeded(seed);
-        // No record: writing one would be part of what is timed.
-        let counts = game
-            .new_game(players)
-            .and_then(|mut s| playout::random_playout(game, &mut s, &mut r, None, MAX_DECISIONS));
-        let counts = counts.map_err(|e| {
-            Failure::input(format!(
-                "{}: random game {} (seed {seed}) fails: {e}\n(`rulesmith check` shows such failures with the game so far)",
-                args.variant.display(),
-                i + 1
-            ))
-        })?;
-        run.decisions += counts.decisions;
-        run.chance += counts.chance;
-    }
-    run.seconds = start.elapsed().as_secs_f64().max(1e-9);
-    Ok(run)
+    let seeds = (0..args.games).map(|i| rng::derive(args.seed, i));
+    let counts = playout::random_games(game, players, seeds, MAX_DECISIONS).map_err(|(seed, e)| {
+        Failure::input(format!(
+            "{}: the random game of seed {seed} fails: {e}\n(`rulesmith check` shows such failures with the game so far)",
+            args.variant.display()
+        ))
+    })?;
+    Ok(Run {
+        counts,
+        seconds: start.elapsed().as_secs_f64().max(1e-9),
+    })
 }

@@ -50,11 +50,6 @@ fn calls_and_operations_are_counted_per_function_the_same_on_every_run() {
     assert!(a["decisions_per_second"].as_f64().unwrap() > 0.0);
     let lock = function(&a, "lock_legal");
     assert!(lock["calls"].as_u64().unwrap() > 0 && lock["operations"].as_u64().unwrap() > 0);
-    // The operations add up to the figure per decision.
-    let total: u64 = counts(&a).iter().map(|(_, _, ops)| ops).sum();
-    assert_eq!(total, a["operations"].as_u64().unwrap());
-    let per = a["operations_per_decision"].as_f64().unwrap();
-    assert!((per - total as f64 / a["decisions"].as_f64().unwrap()).abs() < 1e-9);
     let share = a["engine_share"].as_f64().unwrap();
     assert!((0.0..1.0).contains(&share), "{share}");
     // A different seed plays different games.

@@ -71,3 +71,26 @@ pub fn random_playout<R: rand::Rng + ?Sized>(
         }
     }
 }
+
+/// Plays one random game per seed from a fresh `players`-seat game, each to
+/// the end or `max_decisions`, and adds up what they did: the loop of
+/// benchmarks and `rulesmith profile`. No record is written, so none is
+/// timed. On an error, returns the seed of the failing game with it.
+pub fn random_games(
+    game: &Game,
+    players: usize,
+    seeds: impl IntoIterator<Item = u64>,
+    max_decisions: u64,
+) -> Result<Counts, (u64, GameError)> {
+    let mut total = Counts::default();
+    for seed in seeds {
+        let mut r = rng::seeded(seed);
+        let counts = game
+            .new_game(players)
+            .and_then(|mut s| random_playout(game, &mut s, &mut r, None, max_decisions))
+            .map_err(|e| (seed, e))?;
+        total.decisions += counts.decisions;
+        total.chance += counts.chance;
+    }
+    Ok(total)
+}

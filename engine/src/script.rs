@@ -278,8 +278,14 @@ pub(crate) fn compile_source(engine: &Engine, src: &crate::variant::SourceFile, 
         }
         let mut message = format!("{what}script syntax error: {}", e.err_type());
         if let rhai::ParseErrorType::VariableUndefined(_) = e.err_type() {
-            let text = src.text.lines().nth(line.saturating_sub(1)).unwrap_or("");
-            if text.contains('|') {
+            // The line, or one of the three before it for a body written
+            // below its parameters.
+            let lines: Vec<&str> = src.text.lines().collect();
+            let here = line.saturating_sub(1).min(lines.len());
+            if lines[here.saturating_sub(3)..(here + 1).min(lines.len())]
+                .iter()
+                .any(|l| opens_anonymous_function(l))
+            {
                 // Scripts run without capturing closures (see compile flags in
                 // docs/ARCHITECTURE.md): say so where a designer would try one.
                 message
@@ -288,6 +294,30 @@ pub(crate) fn compile_source(engine: &Engine, src: &crate::variant::SourceFile, 
         }
         Diagnostic::new(&src.path, message).at_line(Some(&src.text), line, column)
     })
+}
+
+/// True when `line` holds the parameter list of an anonymous function,
+/// `|x|` or `|a, b|` (not the `||` operator).
+fn opens_anonymous_function(line: &str) -> bool {
+    let code: Vec<char> = line.split("//").next().unwrap_or("").chars().collect();
+    let mut i = 0;
+    while i < code.len() {
+        if code[i] == '|' {
+            if code.get(i + 1) == Some(&'|') {
+                i += 2;
+                continue;
+            }
+            let params = code[i + 1..]
+                .iter()
+                .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | ',' | ' '))
+                .count();
+            if params > 0 && code.get(i + 1 + params) == Some(&'|') {
+                return true;
+            }
+        }
+        i += 1;
+    }
+    false
 }
 
 /// The line (1-based) where `fn NAME(` is defined in `text`, if found.
@@ -488,34 +518,8 @@ fn register_add(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) {
     let (c, i) = (ctx.clone(), info.clone());
     engine.register_fn("add_all", move |name: &str, domains: Array| -> NativeResult<()> {
         let kind = kind_of(&i, name)?;
-        let flat = Domains::read(&domains)?;
-        if flat.is_empty() {
-            return Ok(());
-        }
-        let mut index = [0usize; crate::state::MAX_ARGS];
-        let mut values = [0 as INT; crate::state::MAX_ARGS];
-        loop {
-            let len = flat.fill(&index, &mut values);
-            if len > values.len() {
-                return Err(
-                    format!("add_all: action '{name}' would get {len} values, more than any action takes").into(),
-                );
-            }
-            push(&c, &i, kind, &values[..len])?;
-            // Odometer: advance the last domain first.
-            let mut pos = flat.count();
-            loop {
-                if pos == 0 {
-                    return Ok(());
-                }
-                pos -= 1;
-                index[pos] += 1;
-                if index[pos] < flat.choices(pos) {
-                    break;
-                }
-                index[pos] = 0;
-            }
-        }
+        // `push` checks each combination against the action's template.
+        Domains::read(&domains)?.each(|values| push(&c, &i, kind, values))
     });
     add_arity!();
     add_arity!(a);
@@ -528,34 +532,25 @@ fn register_add(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) {
 
 /// The domains of an `add_all`, flattened: every choice's numbers in one
 /// buffer, so building the combinations allocates nothing per choice.
+#[derive(Debug)]
 struct Domains {
     /// The numbers of every choice of every domain, in order.
     values: Vec<INT>,
     /// Per choice: where its numbers start in `values` (one extra at the end).
     starts: Vec<usize>,
-    /// Per domain: where its choices start in `starts`.
-    domains: [usize; crate::state::MAX_ARGS + 1],
-    count: usize,
+    /// Per domain: where its choices start in `starts` (one extra at the end).
+    domains: Vec<usize>,
 }
 
 impl Domains {
     fn read(domains: &Array) -> NativeResult<Domains> {
-        if domains.len() > crate::state::MAX_ARGS {
-            return Err(format!(
-                "add_all: at most {} domains, got {}",
-                crate::state::MAX_ARGS,
-                domains.len()
-            )
-            .into());
-        }
         let mut flat = Domains {
             values: Vec::with_capacity(64),
             starts: Vec::with_capacity(32),
-            domains: [0; crate::state::MAX_ARGS + 1],
-            count: domains.len(),
+            domains: Vec::with_capacity(domains.len() + 1),
         };
-        for (k, d) in domains.iter().enumerate() {
-            flat.domains[k] = flat.starts.len();
+        for d in domains {
+            flat.domains.push(flat.starts.len());
             if let Ok(x) = d.as_int() {
                 flat.choice(&[x]);
             } else if let Some(arr) = d.read_lock::<Array>() {
@@ -586,7 +581,7 @@ impl Domains {
                 .into());
             }
         }
-        flat.domains[flat.count] = flat.starts.len();
+        flat.domains.push(flat.starts.len());
         flat.starts.push(flat.values.len());
         Ok(flat)
     }
@@ -597,30 +592,70 @@ impl Domains {
     }
 
     fn count(&self) -> usize {
-        self.count
+        self.domains.len() - 1
     }
 
     fn choices(&self, domain: usize) -> usize {
         self.domains[domain + 1] - self.domains[domain]
     }
 
-    /// True when some domain has no choice: there is no combination.
-    fn is_empty(&self) -> bool {
-        (0..self.count).any(|d| self.choices(d) == 0)
+    /// Numbers in choice `c` (counting every domain's choices in order).
+    fn width(&self, c: usize) -> usize {
+        self.starts[c + 1] - self.starts[c]
     }
 
-    /// Writes the combination `index` into `out`; returns how many numbers
-    /// it has (more than `out` holds means too many).
-    fn fill(&self, index: &[usize], out: &mut [INT; crate::state::MAX_ARGS]) -> usize {
-        let mut len = 0;
-        for (d, &k) in index.iter().enumerate().take(self.count) {
-            let c = self.domains[d] + k;
-            for &x in &self.values[self.starts[c]..self.starts[c + 1]] {
-                if len < out.len() {
-                    out[len] = x;
+    /// True when some domain has no choice: there is no combination.
+    fn is_empty(&self) -> bool {
+        (0..self.count()).any(|d| self.choices(d) == 0)
+    }
+
+    /// The most numbers a combination can have.
+    fn widest(&self) -> usize {
+        (0..self.count())
+            .map(|d| {
+                (self.domains[d]..self.domains[d + 1])
+                    .map(|c| self.width(c))
+                    .max()
+                    .unwrap_or(0)
+            })
+            .sum()
+    }
+
+    /// Calls `f` with every combination, the first domain varying slowest.
+    fn each(&self, mut f: impl FnMut(&[INT]) -> NativeResult<()>) -> NativeResult<()> {
+        if self.is_empty() {
+            return Ok(());
+        }
+        let mut index = vec![0usize; self.count()];
+        let mut values = vec![0 as INT; self.widest()];
+        loop {
+            let len = self.fill(&index, &mut values);
+            f(&values[..len])?;
+            // Odometer: advance the last domain first.
+            let mut pos = index.len();
+            loop {
+                if pos == 0 {
+                    return Ok(());
                 }
-                len += 1;
+                pos -= 1;
+                index[pos] += 1;
+                if index[pos] < self.choices(pos) {
+                    break;
+                }
+                index[pos] = 0;
             }
+        }
+    }
+
+    /// Writes the combination `index` into `out` and returns how many
+    /// numbers it has (at most [`Domains::widest`]).
+    fn fill(&self, index: &[usize], out: &mut [INT]) -> usize {
+        let mut len = 0;
+        for (d, &k) in index.iter().enumerate() {
+            let c = self.domains[d] + k;
+            let numbers = &self.values[self.starts[c]..self.starts[c + 1]];
+            out[len..len + numbers.len()].copy_from_slice(numbers);
+            len += numbers.len();
         }
         len
     }
@@ -986,5 +1021,67 @@ pub(crate) fn script_error(
         line: pos.line().unwrap_or(0),
         column: pos.position().unwrap_or(0),
         message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn array(items: Vec<Dynamic>) -> Dynamic {
+        Dynamic::from_array(items)
+    }
+
+    fn int(x: INT) -> Dynamic {
+        Dynamic::from_int(x)
+    }
+
+    /// Every combination `add_all` would add, in order.
+    fn combinations(flat: &Domains) -> Vec<Vec<INT>> {
+        let mut out = Vec::new();
+        flat.each(|v| {
+            out.push(v.to_vec());
+            Ok(())
+        })
+        .unwrap();
+        out
+    }
+
+    #[test]
+    fn domains_give_every_combination_first_domain_slowest() {
+        // [0, 1] x a slot [c, r] from two x a fixed 7.
+        let slots = array(vec![array(vec![int(2), int(3)]), array(vec![int(4), int(5)])]);
+        let d = Domains::read(&vec![array(vec![int(0), int(1)]), slots, int(7)]).unwrap();
+        assert_eq!(d.widest(), 4);
+        assert_eq!(
+            combinations(&d),
+            vec![vec![0, 2, 3, 7], vec![0, 4, 5, 7], vec![1, 2, 3, 7], vec![1, 4, 5, 7]]
+        );
+    }
+
+    #[test]
+    fn an_empty_domain_gives_nothing_and_bad_domains_are_errors() {
+        let d = Domains::read(&vec![array(vec![int(1)]), array(vec![])]).unwrap();
+        assert!(d.is_empty());
+        assert!(combinations(&d).is_empty());
+        // Choices of different widths: the widest combination counts.
+        let d = Domains::read(&vec![array(vec![array(vec![]), array(vec![int(1), int(2)])])]).unwrap();
+        assert_eq!(d.widest(), 2);
+        assert_eq!(combinations(&d), vec![vec![], vec![1, 2]]);
+        let e = Domains::read(&vec![Dynamic::from("x")]).unwrap_err();
+        assert!(e.to_string().contains("a domain must be a number or an array"), "{e}");
+        let e = Domains::read(&vec![array(vec![Dynamic::TRUE])]).unwrap_err();
+        assert!(e.to_string().contains("a choice must be a number or an array"), "{e}");
+        let e = Domains::read(&vec![array(vec![array(vec![Dynamic::TRUE])])]).unwrap_err();
+        assert!(e.to_string().contains("expected numbers"), "{e}");
+    }
+
+    #[test]
+    fn only_a_parameter_list_counts_as_an_anonymous_function() {
+        assert!(opens_anonymous_function("let ok = [1, 2].filter(|n| n < goal);"));
+        assert!(opens_anonymous_function("list.reduce(|sum, x| sum + x, 0)"));
+        assert!(!opens_anonymous_function("if goal > 2 || gaol > 5 {"));
+        assert!(!opens_anonymous_function("let x = 1; // |not| code"));
+        assert!(!opens_anonymous_function("let flags = a | 4;"));
     }
 }
