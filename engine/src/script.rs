@@ -816,6 +816,19 @@ fn register_helpers(engine: &mut Engine) {
         v.dedup();
         Ok(v.len() as INT)
     });
+    // Indices whose value is at least `min`: e.g. what can pay a cost.
+    engine.register_fn("at_least", |a: Array, min: INT| -> NativeResult<Array> {
+        let mut out = Array::new();
+        for (i, v) in a.iter().enumerate() {
+            let x = v
+                .as_int()
+                .map_err(|t| format!("at_least: expected an array of numbers, found {t}"))?;
+            if x >= min {
+                out.push(Dynamic::from_int(i as INT));
+            }
+        }
+        Ok(out)
+    });
     // Ordinal grid (see grid.rs): slots for a mover, moving, compacting.
     engine.register_fn(
         "grid_slots",
@@ -1074,6 +1087,21 @@ mod tests {
         assert!(e.to_string().contains("a choice must be a number or an array"), "{e}");
         let e = Domains::read(&vec![array(vec![array(vec![Dynamic::TRUE])])]).unwrap_err();
         assert!(e.to_string().contains("expected numbers"), "{e}");
+    }
+
+    #[test]
+    fn at_least_lists_the_indices_that_reach_the_minimum() {
+        let mut engine = Engine::new();
+        register_helpers(&mut engine);
+        let ints = |src: &str| -> Vec<INT> {
+            let a: Array = engine.eval(src).unwrap();
+            a.into_iter().map(|v| v.as_int().unwrap()).collect()
+        };
+        assert_eq!(ints("at_least([0, 3, 1, 0], 1)"), vec![1, 2]);
+        assert_eq!(ints("at_least([0, 3, 1, 0], 2)"), vec![1]);
+        assert_eq!(ints("at_least([], 0)"), Vec::<INT>::new());
+        let e = engine.eval::<Array>("at_least([1, \"x\"], 0)").unwrap_err();
+        assert!(e.to_string().contains("expected an array of numbers"), "{e}");
     }
 
     #[test]
