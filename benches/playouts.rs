@@ -4,7 +4,8 @@
 //! engine and Rhai together. `cargo bench --bench playouts`.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use rulesmith_engine::{playout, Game, Variant};
+use rulesmith_core::{Game, Variant};
+use rulesmith_lab::playout;
 use std::path::Path;
 
 const GAMES: u64 = 20;
@@ -18,7 +19,7 @@ fn bench(c: &mut Criterion) {
         ("benches/floor", 2),
     ] {
         let path = root.join(variant);
-        let game = Game::new(Variant::load(&path).expect("variant loads")).expect("variant compiles");
+        let game = rulesmith_rhai::interpreted(Variant::load(&path).expect("variant loads")).expect("variant compiles");
         // Count the decisions of the benchmarked games once, for throughput.
         let run = |game: &Game| {
             playout::random_games(game, players, 0..GAMES, u64::MAX)

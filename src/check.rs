@@ -2,8 +2,9 @@
 
 use crate::common::{load_game, VariantArgs};
 use crate::Failure;
-use rulesmith_engine::record::Record;
-use rulesmith_engine::{playout, rng};
+use rulesmith_core::record::Record;
+use rulesmith_core::rng;
+use rulesmith_lab::playout;
 
 /// Random games played per player count to smoke out run-time errors.
 const SMOKE_GAMES: u64 = 4;

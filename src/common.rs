@@ -2,7 +2,7 @@
 //! choosing the number of players, naming seats.
 
 use crate::Failure;
-use rulesmith_engine::{Game, Variant};
+use rulesmith_core::{Game, Variant};
 use std::path::Path;
 
 /// Options every command that runs games takes.
@@ -62,7 +62,7 @@ pub fn all_sets(args: &VariantArgs) -> Result<Vec<String>, Failure> {
 }
 
 pub fn load_game(path: &Path, args: &VariantArgs) -> Result<Game, Failure> {
-    Game::new(load_variant(path, args)?).map_err(|e| Failure::input(e.to_string()))
+    rulesmith_rhai::interpreted(load_variant(path, args)?).map_err(|e| Failure::input(e.to_string()))
 }
 
 /// The variant at `path` with the command line's parameter overrides.

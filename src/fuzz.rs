@@ -9,9 +9,9 @@ use crate::common::{load_game, players, VariantArgs};
 use crate::Failure;
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
-use rulesmith_engine::fuzz::{self, Batch, Coverage, Options, Sweep, Totals};
-use rulesmith_engine::variant::Value;
-use rulesmith_engine::{rng, Game, Variant};
+use rulesmith_core::variant::Value;
+use rulesmith_core::{rng, Game, Variant};
+use rulesmith_lab::fuzz::{self, Batch, Coverage, Options, Sweep, Totals};
 use serde_json::json;
 use std::collections::HashMap;
 use std::io::IsTerminal;
@@ -111,7 +111,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
         .position(|r| r.as_ref().is_some_and(|b| b.finding.is_some()));
     let counted = first_fail.map_or(results.len(), |i| if args.param_sweep { results.len() } else { i + 1 });
     let mut totals = Totals::default();
-    let mut coverage = Coverage::for_game(&Game::new(variant.clone()).map_err(|e| Failure::input(e.to_string()))?);
+    let mut coverage =
+        Coverage::for_game(&rulesmith_rhai::interpreted(variant.clone()).map_err(|e| Failure::input(e.to_string()))?);
     for b in results[..counted].iter().flatten() {
         totals.add(&b.totals);
         coverage.merge(&b.coverage);
@@ -181,7 +182,7 @@ impl Games {
             self.cache.clear();
         }
         let v = fuzz::with_params(&self.variant, params)?;
-        let g = Rc::new(Game::new(v).map_err(|e| e.to_string())?);
+        let g = Rc::new(rulesmith_rhai::interpreted(v).map_err(|e| e.to_string())?);
         self.cache.insert(params.to_vec(), g.clone());
         Ok(g)
     }

@@ -4,11 +4,11 @@
 
 use crate::common::{load_game, parse_seat, players, VariantArgs};
 use crate::Failure;
-use rulesmith_engine::bot::{self, Bot};
-use rulesmith_engine::record::Record;
-use rulesmith_engine::rng::{self, GameRng};
-use rulesmith_engine::state::ChanceSource;
-use rulesmith_engine::{Game, State, Status, ToMove};
+use rulesmith_core::record::Record;
+use rulesmith_core::rng::{self, GameRng};
+use rulesmith_core::state::ChanceSource;
+use rulesmith_core::{Game, State, Status, ToMove};
+use rulesmith_lab::bot::{self, Bot};
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 

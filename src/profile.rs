@@ -5,8 +5,8 @@
 
 use crate::common::{load_variant, players, VariantArgs};
 use crate::Failure;
-use rulesmith_engine::playout::{self, Counts};
-use rulesmith_engine::{rng, FunctionProfile, Game};
+use rulesmith_core::{rng, FunctionProfile, Game};
+use rulesmith_lab::playout::{self, Counts};
 use serde_json::json;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -48,10 +48,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
         return Err(Failure::usage("--games must be at least 1"));
     }
     let variant = load_variant(&args.variant, &args.common)?;
-    let plain = Game::new(variant.clone()).map_err(|e| Failure::input(e.to_string()))?;
+    let plain = rulesmith_rhai::interpreted(variant.clone()).map_err(|e| Failure::input(e.to_string()))?;
     let n = players(&plain, args.players)?;
     let speed = play(&plain, &args, n)?;
-    let profiled = Game::profiled(variant).map_err(|e| Failure::input(e.to_string()))?;
+    let profiled = rulesmith_rhai::interpreted_profiled(variant).map_err(|e| Failure::input(e.to_string()))?;
     let measured = play(&profiled, &args, n)?;
     let profile = profiled.profile();
     let operations: u64 = profile.values().map(|p| p.operations).sum();

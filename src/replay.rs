@@ -3,7 +3,7 @@
 
 use crate::common::{load_game, parse_seat, players, VariantArgs};
 use crate::Failure;
-use rulesmith_engine::{record, ToMove};
+use rulesmith_core::{record, ToMove};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]

@@ -5,7 +5,7 @@
 //! The charts are a few rectangles and lines each, written directly as SVG:
 //! a plotting crate would bring fonts and features this does not need.
 
-use rulesmith_engine::sim::{Distribution, Rate, Summary};
+use rulesmith_lab::sim::{Distribution, Rate, Summary};
 use std::fmt::Write as _;
 
 pub struct ReportInput<'a> {

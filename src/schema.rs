@@ -4,7 +4,7 @@
 
 use crate::common::{load_game, VariantArgs};
 use crate::Failure;
-use rulesmith_engine::variant::{FieldType, Value};
+use rulesmith_core::variant::{FieldType, Value};
 use serde_json::{json, Map, Value as Json};
 use std::path::PathBuf;
 

@@ -9,8 +9,8 @@ use crate::common::{load_game, players, VariantArgs};
 use crate::Failure;
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
-use rulesmith_engine::sim::{self, GameResult, Rate, Summary};
-use rulesmith_engine::{rng, Game, Variant};
+use rulesmith_core::{rng, Variant};
+use rulesmith_lab::sim::{self, GameResult, Rate, Summary};
 use serde_json::json;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -99,7 +99,7 @@ impl Plan {
         )?;
         let n = players(&game, run.players)?;
         for b in &run.bots {
-            rulesmith_engine::bot::from_spec(b, 0).map_err(Failure::usage)?;
+            rulesmith_lab::bot::from_spec(b, 0).map_err(Failure::usage)?;
         }
         if run.bots.is_empty() {
             return Err(Failure::usage("--bots needs at least one bot"));
@@ -137,7 +137,7 @@ impl Plan {
             (0..run.games)
                 .into_par_iter()
                 .map_init(
-                    || Game::new(self.variant.clone()).map_err(|e| e.to_string()),
+                    || rulesmith_rhai::interpreted(self.variant.clone()).map_err(|e| e.to_string()),
                     |game, i| {
                         let game = game.as_ref().map_err(Clone::clone)?;
                         let r = sim::play_game(

@@ -2,7 +2,7 @@
 //! see:
 //!
 //! - `tests/corpus/variants/CASE/`: a variant folder that must fail to load
-//!   (`Variant::load`, then `Game::new`). Beside it, `CASE.expect` holds one
+//!   (`Variant::load`, then `rulesmith_rhai::interpreted`). Beside it, `CASE.expect` holds one
 //!   expected diagnostic per line, `FILE:LINE: TEXT`: a diagnostic in FILE
 //!   (relative to the case folder) on LINE (0: the file as a whole) whose
 //!   message contains TEXT. Every line must match a diagnostic.
@@ -14,7 +14,7 @@
 //!
 //! No case may panic: each runs under `catch_unwind`.
 
-use rulesmith_engine::{record, Diagnostic, Game, Variant};
+use rulesmith_core::{record, Diagnostic, Variant};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
@@ -108,7 +108,7 @@ fn show(d: &Diagnostic, dir: &Path) -> String {
 
 /// Loads the variant in `dir` and compiles it: every problem found.
 fn load_diagnostics(dir: &Path) -> Vec<Diagnostic> {
-    match Variant::load(dir).and_then(Game::new) {
+    match Variant::load(dir).and_then(rulesmith_rhai::interpreted) {
         Ok(_) => Vec::new(),
         Err(e) => e.diagnostics,
     }
@@ -176,7 +176,7 @@ fn check_record_case(path: &Path) -> Result<(), String> {
     let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
     let variant = header_value(&text, "variant").unwrap_or(DEFAULT_VARIANT);
     let game = Variant::load(root().join("variants").join(variant))
-        .and_then(Game::new)
+        .and_then(rulesmith_rhai::interpreted)
         .map_err(|e| format!("variant '{variant}' does not load: {e}"))?;
     let players = match header_value(&text, "players") {
         Some(p) => p.parse().map_err(|_| format!("bad '# players: {p}'"))?,

@@ -4,8 +4,8 @@
 mod common;
 
 use common::{cases, game, root, rulesmith};
-use rulesmith_engine::fuzz::{self, FindingKind, Options};
-use rulesmith_engine::{rng, Game, Variant};
+use rulesmith_core::{rng, Game, Variant};
+use rulesmith_lab::fuzz::{self, FindingKind, Options};
 use std::rc::Rc;
 
 /// Fuzzes `variant` in-process: `games` checked games, no finding allowed.
@@ -21,7 +21,7 @@ fn holds(variant: &str, players: usize, games: u32, sweep: bool) {
         if params.is_empty() {
             return Ok(g.clone());
         }
-        Game::new(fuzz::with_params(&base, params)?)
+        rulesmith_rhai::interpreted(fuzz::with_params(&base, params)?)
             .map(Rc::new)
             .map_err(|e| e.to_string())
     };
@@ -117,7 +117,9 @@ fn the_broken_example_is_caught_and_shrunk_to_a_short_record() {
 
 #[test]
 fn a_script_error_during_play_is_a_finding_naming_file_and_line() {
-    let g = Rc::new(Game::new(Variant::load(root().join("tests/fuzz-variants/script-error")).unwrap()).unwrap());
+    let g = Rc::new(
+        rulesmith_rhai::interpreted(Variant::load(root().join("tests/fuzz-variants/script-error")).unwrap()).unwrap(),
+    );
     let mut game_for = |_: &[(String, i64)]| Ok(g.clone());
     let batch = fuzz::run_batch(&mut game_for, &Options::default(), &[], 7, 64);
     let (f, _) = batch.finding.expect("the failing script is found");

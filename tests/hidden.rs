@@ -6,8 +6,8 @@ mod common;
 use common::{cases, driven_playout, game, runner};
 use proptest::prelude::*;
 use proptest::sample::Index;
-use rulesmith_engine::rng;
-use rulesmith_engine::{Game, State, ToMove};
+use rulesmith_core::rng;
+use rulesmith_core::{Game, State, ToMove};
 
 /// Plays `steps` decisions of a seeded game (chance included).
 fn partial_game(g: &Game, players: usize, seed: u64, choices: &[Index]) -> State {

@@ -7,7 +7,7 @@ mod common;
 use common::{cases, driven_playout, game, runner};
 use proptest::prelude::*;
 use proptest::sample::Index;
-use rulesmith_engine::record;
+use rulesmith_core::record;
 use std::path::Path;
 
 /// Random games end well before this many decisions (the quiet-turn and

@@ -6,7 +6,8 @@ mod common;
 
 use common::{cases, root, runner};
 use proptest::prelude::*;
-use rulesmith_engine::{playout, record, rng, Game, Variant};
+use rulesmith_core::{record, rng, Variant};
+use rulesmith_lab::playout;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
@@ -120,7 +121,7 @@ fn scratch(case: u64, which: &str, text: &str) -> PathBuf {
 /// Loads, compiles and plays the variant at `dir`; errors are fine.
 fn exercise(dir: &Path) {
     let Ok(v) = Variant::load(dir) else { return };
-    let Ok(g) = Game::new(v) else { return };
+    let Ok(g) = rulesmith_rhai::interpreted(v) else { return };
     for seed in 0..2 {
         let mut r = rng::seeded(seed);
         if let Ok(mut s) = g.new_game(2) {
@@ -158,7 +159,7 @@ fn mutated_variants_decks_and_scripts_never_panic() {
 
 #[test]
 fn mutated_records_never_panic_and_errors_name_a_line() {
-    let g = Game::new(Variant::load(root().join("variants/sirius-lifeboats")).unwrap()).unwrap();
+    let g = rulesmith_rhai::interpreted(Variant::load(root().join("variants/sirius-lifeboats")).unwrap()).unwrap();
     let base = "chance bronze\nchance violet\nchance 6\nchance 6\nchance 1\nchance 1\nP1 stay\nP1 lock starboard P2.port\nP1 done\nP2 sentry 1\nchance 3\nP1 fire 1 2\nchance 4\nchance 4\nP1 repair starboard\n";
     let mut runner = runner(cases(200));
     runner

@@ -4,7 +4,7 @@
 mod common;
 
 use common::root;
-use rulesmith_engine::{record, Game, GameError, Variant};
+use rulesmith_core::{record, Game, GameError, Variant};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -39,7 +39,7 @@ P1 stay
 fn sandbox_game(case: &str) -> Result<Game, String> {
     let mut v = Variant::load(root().join("tests/sandbox").join(case)).map_err(|e| e.to_string())?;
     v.set("start_power", "1")?;
-    Game::new(v).map_err(|e| e.to_string())
+    rulesmith_rhai::interpreted(v).map_err(|e| e.to_string())
 }
 
 /// Replays to the lock, then locks: returns the error and how long it took,

@@ -11,7 +11,7 @@
 //! `# set: KEY=VALUE` (repeatable) to override parameters; a deck file in
 //! `# set: deck.NAME=FILE` is relative to the record.
 
-use rulesmith_engine::{record, Game, ToMove, Variant};
+use rulesmith_core::{record, ToMove, Variant};
 use std::path::{Path, PathBuf};
 
 fn root() -> PathBuf {
@@ -71,7 +71,7 @@ fn run(s: &Scenario) -> Result<(), String> {
         };
         variant.set(k.trim(), &v)?;
     }
-    let game = Game::new(variant).map_err(|e| e.to_string())?;
+    let game = rulesmith_rhai::interpreted(variant).map_err(|e| e.to_string())?;
     let players = match header_values(&s.text, "players").first() {
         Some(p) => p.parse().map_err(|_| format!("bad players '{p}'"))?,
         None => game.variant().players.default,

@@ -4,7 +4,7 @@
 mod common;
 
 use common::root;
-use rulesmith_engine::Variant;
+use rulesmith_core::Variant;
 use serde_json::Value as Json;
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -4,8 +4,8 @@
 mod common;
 
 use common::{game, root, rulesmith};
-use rulesmith_engine::bot::{self, Bot};
-use rulesmith_engine::{record, rng, Game, State, ToMove};
+use rulesmith_core::{record, rng, Game, State, ToMove};
+use rulesmith_lab::bot::{self, Bot};
 use std::path::Path;
 use std::process::Output;
 

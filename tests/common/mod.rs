@@ -2,9 +2,9 @@
 #![allow(dead_code)]
 
 use proptest::sample::Index;
-use rulesmith_engine::record::Record;
-use rulesmith_engine::rng::{self, GameRng};
-use rulesmith_engine::{Game, GameError, State, ToMove, Variant};
+use rulesmith_core::record::Record;
+use rulesmith_core::rng::{self, GameRng};
+use rulesmith_core::{Game, GameError, State, ToMove, Variant};
 use std::path::PathBuf;
 
 /// Runs the `rulesmith` command from the repository root.
@@ -21,7 +21,7 @@ pub fn root() -> PathBuf {
 }
 
 pub fn game(variant: &str) -> Game {
-    Game::new(Variant::load(root().join("variants").join(variant)).unwrap_or_else(|e| panic!("{e}")))
+    rulesmith_rhai::interpreted(Variant::load(root().join("variants").join(variant)).unwrap_or_else(|e| panic!("{e}")))
         .unwrap_or_else(|e| panic!("{e}"))
 }
 

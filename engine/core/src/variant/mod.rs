@@ -263,9 +263,9 @@ impl Variant {
                 // The data is broken, but the scripts' syntax errors are
                 // worth reporting in the same run.
                 let files = v.map_or(loader.files, |v| v.files);
-                let engine = crate::script::sandbox(crate::script::Limits::default());
+                let engine = crate::source::sandbox(crate::rules::Limits::default());
                 for &f in &loader.script_files {
-                    if let Err(d) = crate::script::compile_source(&engine, &files[f], "") {
+                    if let Err(d) = crate::source::compile_source(&engine, &files[f], "") {
                         loader.diags.push(d);
                     }
                 }

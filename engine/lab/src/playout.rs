@@ -1,11 +1,11 @@
 //! Playing games out: random playouts for fuzzing, simulation and
 //! benchmarks, with an optional record of every step.
 
-use crate::error::GameError;
-use crate::game::Game;
-use crate::record::Record;
-use crate::rng;
-use crate::state::{Action, State, ToMove};
+use rulesmith_core::error::GameError;
+use rulesmith_core::game::Game;
+use rulesmith_core::record::Record;
+use rulesmith_core::rng;
+use rulesmith_core::state::{Action, State, ToMove};
 
 /// Chance outcomes allowed in a game that has taken `decisions` decisions:
 /// rules that keep rolling without ever asking anyone anything (a tie that

@@ -2,22 +2,23 @@
 //! OpenSpiel's `State`: who moves, legal actions, apply, chance outcomes,
 //! terminal status and returns, a player's view.
 //!
-//! A `Game` is a compiled variant: the Rhai engine with the variant's scripts
-//! compiled once. It is cheap to query and not `Send` (Rhai values are not);
-//! parallel tools build one per worker thread from a shared [`Variant`].
+//! A `Game` is a variant with its rules ready to run: the turn machinery
+//! (settling, turns, steps, chance, transactions, determinizing, notation)
+//! over a [`Rules`], the interpreted or the compiled scripts. It is cheap to
+//! query and not `Send` (Rhai values are not); parallel tools build one per
+//! worker thread from a shared [`Variant`].
 
+use crate::ctx::Ctx;
 use crate::error::{Diagnostic, GameError, LoadError};
 use crate::notation::normalize;
 use crate::rng;
-use crate::script::{self, Compiled, Ctx, FunctionProfile, Info, Limits};
+use crate::rules::{Entry, FunctionProfile, Reply, Rules};
 use crate::state::{
     Action, ChanceSource, Core, History, Outcome, Seat, SecretDraw, State, Status, StatusCell, Step, ToMove,
 };
 use crate::variant::{Actor, FnRef, Variant};
-use rhai::{CallFnOptions, Dynamic, Engine, FuncArgs, Map, Scope, INT};
 use std::cell::RefCell;
-use std::collections::BTreeMap;
-use std::rc::Rc;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 /// How many engine-driven transitions (step entries, turn ends) one action
@@ -33,56 +34,19 @@ enum Backup {
 
 pub struct Game {
     variant: Arc<Variant>,
-    info: Rc<Info>,
-    engine: Engine,
-    compiled: Compiled,
-    ctx: Rc<RefCell<Ctx>>,
+    rules: Box<dyn Rules>,
+    /// What a rule call acts on: the state's core is moved in for the call.
+    ctx: RefCell<Ctx>,
 }
 
 impl Game {
-    /// Compiles `variant`'s scripts with the default sandbox limits.
-    pub fn new(variant: impl Into<Arc<Variant>>) -> Result<Game, LoadError> {
-        Game::with_limits(variant, Limits::default())
-    }
-
-    pub fn with_limits(variant: impl Into<Arc<Variant>>, limits: Limits) -> Result<Game, LoadError> {
-        Game::build(variant.into(), limits, false)
-    }
-
-    /// A game that profiles its scripts from the start: per function, the
-    /// calls, the time and Rhai's count of operations ([`Game::profile`]).
-    /// Counting operations slows every script a little, so only a game
-    /// built this way does it.
-    pub fn profiled(variant: impl Into<Arc<Variant>>) -> Result<Game, LoadError> {
-        let game = Game::build(variant.into(), Limits::default(), true)?;
-        game.track_calls(true);
-        Ok(game)
-    }
-
-    fn build(variant: Arc<Variant>, limits: Limits, count_operations: bool) -> Result<Game, LoadError> {
-        let info = Rc::new(Info::new(variant.clone()));
-        let ctx = Rc::new(RefCell::new(Ctx::default()));
-        let engine = script::build_engine(&info, &ctx, limits, count_operations);
-        let (compiled, cards) = match (
-            script::compile(&engine, &variant),
-            script::compile_cards(&engine, &variant),
-        ) {
-            (Ok(c), Ok(k)) => (c, k),
-            (a, b) => {
-                let diagnostics = a.err().into_iter().chain(b.err()).flatten().collect();
-                return Err(LoadError::new(diagnostics));
-            }
-        };
-        let _ = info
-            .functions
-            .set(compiled.signatures.iter().map(|(n, _)| n.clone()).collect());
-        let _ = info.card_scripts.set(cards);
+    /// A game of `variant` played by `rules` (see `rulesmith_rhai::interpreted`):
+    /// every function the variant's data names must exist with its arity.
+    pub fn from_rules(variant: impl Into<Arc<Variant>>, rules: impl Rules + 'static) -> Result<Game, LoadError> {
         let game = Game {
-            variant,
-            info,
-            engine,
-            compiled,
-            ctx,
+            variant: variant.into(),
+            rules: Box::new(rules),
+            ctx: RefCell::new(Ctx::default()),
         };
         let problems = game.check_references();
         if problems.is_empty() {
@@ -90,6 +54,11 @@ impl Game {
         } else {
             Err(LoadError::new(problems))
         }
+    }
+
+    /// The rules' engine, "interpreted" or "compiled".
+    pub fn engine_name(&self) -> &'static str {
+        self.rules.engine_name()
     }
 
     pub fn variant(&self) -> &Arc<Variant> {
@@ -140,12 +109,11 @@ impl Game {
         if let Some(f) = &v.labels {
             wanted.push((f, 0, "the labels function (no argument; returns a map)"));
         }
+        let signatures: HashSet<(String, usize)> = self.rules.signatures().into_iter().collect();
         let mut out = Vec::new();
         for (f, arity, what) in wanted {
-            if !self.compiled.signatures.contains(&(f.name.clone(), arity)) {
-                let found: Vec<String> = self
-                    .compiled
-                    .signatures
+            if !signatures.contains(&(f.name.clone(), arity)) {
+                let found: Vec<String> = signatures
                     .iter()
                     .filter(|(n, _)| *n == f.name)
                     .map(|(n, a)| format!("{n}/{a}"))
@@ -199,12 +167,11 @@ impl Game {
         };
         let mut state = State {
             core,
-            data: Dynamic::from_map(Map::new()),
+            data: self.rules.new_data(),
             history: History::default(),
         };
         self.reset_ctx();
-        let setup = self.variant.setup.as_ref().map(|f| f.name.clone()).unwrap_or_default();
-        self.run(&mut state, &setup, ())?;
+        self.run(&mut state, Entry::Setup)?;
         self.settle(&mut state)?;
         Ok(state)
     }
@@ -230,7 +197,7 @@ impl Game {
             }
             ToMove::Terminal => return Err(GameError::GameOver),
         };
-        let Some(step) = state.core.step.map(|i| &self.variant.steps[i]) else {
+        let Some(index) = state.core.step else {
             return Err(GameError::Rules(format!(
                 "P{} is to decide, but the scripts entered no step (call enter_step)",
                 seat + 1
@@ -241,7 +208,7 @@ impl Game {
             c.collecting = true;
             std::mem::swap(&mut c.legal, out);
         }
-        let result = self.call(state, &step.legal.name, ());
+        let result = self.call(state, Entry::Legal { step: index });
         let mut c = self.ctx.borrow_mut();
         c.collecting = false;
         std::mem::swap(&mut c.legal, out);
@@ -253,7 +220,7 @@ impl Game {
         if out.is_empty() {
             return Err(GameError::Rules(format!(
                 "step '{}' offers P{} no legal action",
-                step.name,
+                self.variant.steps[index].name,
                 seat + 1
             )));
         }
@@ -288,30 +255,18 @@ impl Game {
     }
 
     fn apply_decision(&self, state: &mut State, action: Action, backup: Backup) -> Result<(), GameError> {
-        let def = self
-            .variant
-            .actions
-            .get(action.kind as usize)
-            .ok_or_else(|| GameError::Rules(format!("no action kind {}", action.kind)))?;
-        let values = action.values();
+        if self.variant.actions.get(action.kind as usize).is_none() {
+            return Err(GameError::Rules(format!("no action kind {}", action.kind)));
+        }
         self.transaction(state, backup, |g, s| {
             s.history.push(Step::Decision(action));
-            // Rhai takes arguments by value; the common arities are spelled
-            // out so that no argument vector is allocated per decision.
-            let name = &def.apply.name;
-            let v = |i: usize| values[i] as INT;
-            match values.len() {
-                0 => g.run(s, name, ())?,
-                1 => g.run(s, name, (v(0),))?,
-                2 => g.run(s, name, (v(0), v(1)))?,
-                3 => g.run(s, name, (v(0), v(1), v(2)))?,
-                4 => g.run(s, name, (v(0), v(1), v(2), v(3)))?,
-                _ => g.run(
-                    s,
-                    name,
-                    values.iter().map(|&x| Dynamic::from_int(x as INT)).collect::<Vec<_>>(),
-                )?,
-            }
+            g.run(
+                s,
+                Entry::Apply {
+                    kind: action.kind,
+                    values: action.values(),
+                },
+            )?;
             g.settle(s)
         })
     }
@@ -398,8 +353,13 @@ impl Game {
                 return Ok(());
             }
             let p = s.core.chance.take().expect("checked above");
-            let values: rhai::Array = p.got.iter().map(|o| g.outcome_value(*o)).collect();
-            g.run(s, &p.then, (values,))?;
+            g.run(
+                s,
+                Entry::Resume {
+                    then: &p.then,
+                    outcomes: &p.got,
+                },
+            )?;
             g.settle(s)
         })
     }
@@ -407,6 +367,41 @@ impl Game {
     /// Payoffs, 1 for the winner and -1 for the others; 0 for all otherwise.
     pub fn returns(&self, state: &State) -> Vec<f64> {
         state.returns()
+    }
+
+    // ----- saving ----------------------------------------------------------
+
+    /// The state as JSON text (`core`, `data`, `history`), the script data
+    /// through [`crate::Data::to_json`].
+    pub fn save_state(&self, state: &State) -> Result<String, GameError> {
+        #[derive(serde::Serialize)]
+        struct Saved<'a> {
+            core: &'a Core,
+            data: serde_json::Value,
+            history: &'a History,
+        }
+        let saved = Saved {
+            core: &state.core,
+            data: state.data.to_json(),
+            history: &state.history,
+        };
+        serde_json::to_string(&saved).map_err(|e| GameError::Rules(e.to_string()))
+    }
+
+    /// A state saved by [`Game::save_state`], its data read back by the rules.
+    pub fn load_state(&self, text: &str) -> Result<State, GameError> {
+        #[derive(serde::Deserialize)]
+        struct Saved {
+            core: Core,
+            data: serde_json::Value,
+            history: History,
+        }
+        let saved: Saved = serde_json::from_str(text).map_err(|e| GameError::Rules(e.to_string()))?;
+        Ok(State {
+            core: saved.core,
+            data: self.rules.data_from_json(saved.data).map_err(GameError::Rules)?,
+            history: saved.history,
+        })
     }
 
     // ----- hidden information ---------------------------------------------
@@ -616,10 +611,17 @@ impl Game {
         obj.insert("status".into(), json!(status));
         obj.insert("winner".into(), winner);
         obj.insert("to_move".into(), to_move);
-        if let Some(f) = &self.variant.summary {
-            let data = self.call_readonly(state, &f.name, (viewer.map_or(-1, |v| v as INT),))?;
-            let value =
-                serde_json::to_value(&data).map_err(|e| GameError::Rules(format!("summary is not plain data: {e}")))?;
+        if self.variant.summary.is_some() {
+            let viewer = viewer.map_or(-1, |v| v as i64);
+            let value = match self.call_readonly(state, Entry::Summary { viewer })? {
+                Reply::Json(v) => v,
+                Reply::Unit => Value::Null,
+                Reply::Bool(b) => json!(b),
+                Reply::Int(i) => json!(i),
+                Reply::Float(f) => json!(f),
+                Reply::Text(t) => json!(t),
+                Reply::Other(t) => return Err(GameError::Rules(format!("summary is not plain data: {t}"))),
+            };
             match value {
                 Value::Object(m) => obj.extend(m),
                 Value::Null => {}
@@ -636,9 +638,18 @@ impl Game {
     /// The rule set's picture of the state for `viewer` (None: all).
     pub fn render(&self, state: &State, viewer: Option<Seat>) -> Result<String, GameError> {
         match &self.variant.render {
-            Some(f) => Ok(self
-                .call_readonly(state, &f.name, (viewer.map_or(-1, |v| v as INT),))?
-                .to_string()),
+            Some(_) => {
+                let viewer = viewer.map_or(-1, |v| v as i64);
+                Ok(match self.call_readonly(state, Entry::Render { viewer })? {
+                    Reply::Text(t) => t,
+                    Reply::Unit => String::new(),
+                    Reply::Bool(b) => b.to_string(),
+                    Reply::Int(i) => i.to_string(),
+                    Reply::Float(f) => f.to_string(),
+                    Reply::Json(v) => v.to_string(),
+                    Reply::Other(t) => t,
+                })
+            }
             None => Ok(self.summary(state, viewer)?.to_string()),
         }
     }
@@ -649,10 +660,15 @@ impl Game {
         let Some(f) = &self.variant.evaluate else {
             return Ok(0.0);
         };
-        let v = self.call_readonly(state, &f.name, (seat as INT,))?;
-        v.as_float()
-            .or_else(|_| v.as_int().map(|i| i as f64))
-            .map_err(|t| GameError::Rules(format!("{}() must return a number, not {t}", f.name)))
+        match self.call_readonly(state, Entry::Evaluate { seat: seat as i64 })? {
+            Reply::Float(x) => Ok(x),
+            Reply::Int(i) => Ok(i as f64),
+            other => Err(GameError::Rules(format!(
+                "{}() must return a number, not {}",
+                f.name,
+                other.type_name()
+            ))),
+        }
     }
 
     /// The labels of a finished game (e.g. the winner's card), by the
@@ -661,19 +677,27 @@ impl Game {
         let Some(f) = &self.variant.labels else {
             return Ok(Vec::new());
         };
-        let v = self.call_readonly(state, &f.name, ())?;
-        let map = v
-            .try_cast::<Map>()
-            .ok_or_else(|| GameError::Rules(format!("{}() must return a map of label -> text", f.name)))?;
-        Ok(map.into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect())
+        match self.call_readonly(state, Entry::Labels)? {
+            Reply::Json(serde_json::Value::Object(map)) => Ok(map
+                .into_iter()
+                .map(|(k, v)| match v {
+                    serde_json::Value::String(s) => (k, s),
+                    other => (k, other.to_string()),
+                })
+                .collect()),
+            _ => Err(GameError::Rules(format!(
+                "{}() must return a map of label -> text",
+                f.name
+            ))),
+        }
     }
 
     /// The checks of every declared invariant: `(name, message)` for each one
     /// that does not hold.
     pub fn broken_invariants(&self, state: &State) -> Result<Vec<(String, String)>, GameError> {
         let mut out = Vec::new();
-        for inv in &self.variant.invariants {
-            let r = self.call_readonly(state, &inv.check.name, ())?;
+        for (index, inv) in self.variant.invariants.iter().enumerate() {
+            let r = self.call_readonly(state, Entry::Invariant { index })?;
             if let Some(broken) = Self::invariant_result(&inv.name, &inv.doc, &r) {
                 out.push(broken);
             }
@@ -683,24 +707,25 @@ impl Game {
 
     /// [`Game::broken_invariants`] for the one invariant `name`.
     pub fn broken_invariant(&self, state: &State, name: &str) -> Result<Vec<(String, String)>, GameError> {
-        let Some(inv) = self.variant.invariants.iter().find(|i| i.name == name) else {
+        let Some(index) = self.variant.invariants.iter().position(|i| i.name == name) else {
             return Ok(Vec::new());
         };
-        let r = self.call_readonly(state, &inv.check.name, ())?;
+        let inv = &self.variant.invariants[index];
+        let r = self.call_readonly(state, Entry::Invariant { index })?;
         Ok(Self::invariant_result(&inv.name, &inv.doc, &r).into_iter().collect())
     }
 
     /// Reads an invariant check's answer: true holds; false or a message is
     /// a break; anything else (a check that forgot to return) is a break too,
     /// so that a broken check cannot pass silently.
-    fn invariant_result(name: &str, doc: &str, r: &Dynamic) -> Option<(String, String)> {
-        match r.as_bool() {
-            Ok(true) => None,
-            Ok(false) => Some((name.to_string(), doc.to_string())),
-            Err(_) if r.is_string() => Some((name.to_string(), r.to_string())),
-            Err(t) => Some((
+    fn invariant_result(name: &str, doc: &str, r: &Reply) -> Option<(String, String)> {
+        match r {
+            Reply::Bool(true) => None,
+            Reply::Bool(false) => Some((name.to_string(), doc.to_string())),
+            Reply::Text(message) => Some((name.to_string(), message.clone())),
+            other => Some((
                 name.to_string(),
-                format!("the check returned {t}, not true or a message"),
+                format!("the check returned {}, not true or a message", other.type_name()),
             )),
         }
     }
@@ -714,7 +739,7 @@ impl Game {
     /// Starts (or stops, forgetting the counts) profiling which script
     /// functions and card hooks run, and what they cost.
     pub fn track_calls(&self, on: bool) {
-        *self.info.profile.borrow_mut() = on.then(Default::default);
+        self.rules.track_calls(on);
     }
 
     /// The calls since `track_calls(true)`, by function name (card hooks as
@@ -724,9 +749,9 @@ impl Game {
     }
 
     /// What each function cost since `track_calls(true)` (or since
-    /// [`Game::profiled`] built the game), by name as in [`Game::calls`].
+    /// the game was built to profile), by name as in [`Game::calls`].
     pub fn profile(&self) -> BTreeMap<String, FunctionProfile> {
-        self.info.profile.borrow().clone().unwrap_or_default()
+        self.rules.profile()
     }
 
     /// Every function the engine may call for this variant, and every hook
@@ -742,30 +767,13 @@ impl Game {
         out.extend(v.actions.iter().map(|a| a.apply.name.clone()));
         out.extend(v.on_turn_start.iter().chain(&v.on_turn_end).map(|f| f.name.clone()));
         out.extend(v.invariants.iter().map(|i| i.check.name.clone()));
-        if let Some(cards) = self.info.card_scripts.get() {
-            for (d, deck) in v.decks.iter().enumerate() {
-                for (c, card) in deck.cards.iter().enumerate() {
-                    if let Some(script) = &cards[d][c] {
-                        for hook in script.fn_files.keys().filter(|h| deck.hooks.contains_key(*h)) {
-                            out.push(format!("card {}: {hook}", card.id));
-                        }
-                    }
-                }
-            }
-        }
+        out.extend(self.rules.card_hook_names());
         out.sort();
         out.dedup();
         out
     }
 
     // ----- machinery -----------------------------------------------------
-
-    fn outcome_value(&self, o: Outcome) -> Dynamic {
-        match o {
-            Outcome::Face(f) => Dynamic::from_int(f as INT),
-            Outcome::Card { .. } => Dynamic::from(self.outcome_text(o)),
-        }
-    }
 
     fn check_outcome(&self, state: &State, outcome: Outcome) -> Result<(), GameError> {
         let Some(p) = &state.core.chance else {
@@ -828,34 +836,26 @@ impl Game {
         r
     }
 
-    /// Calls a script function with the state's data as `this`.
-    fn call(&self, state: &mut State, name: &str, args: impl FuncArgs) -> Result<Dynamic, GameError> {
-        self.ctx.borrow_mut().core = std::mem::take(&mut state.core);
-        let options = CallFnOptions::new()
-            .eval_ast(false)
-            .rewind_scope(true)
-            .bind_this_ptr(&mut state.data);
-        let result = self.info.measured(
-            || name.to_string(),
-            || {
-                self.engine
-                    .call_fn_with_options::<Dynamic>(options, &mut Scope::new(), &self.compiled.ast, name, args)
-            },
-        );
-        state.core = std::mem::take(&mut self.ctx.borrow_mut().core);
-        result.map_err(|e| script::script_error(&self.variant, &self.compiled.fn_files, name, *e).into())
+    /// Calls an entry point of the rules on the state: its core is lent to
+    /// the rules' natives (moved into the `Ctx`) for the call.
+    fn call(&self, state: &mut State, entry: Entry<'_>) -> Result<Reply, GameError> {
+        let mut cx = self.ctx.borrow_mut();
+        cx.core = std::mem::take(&mut state.core);
+        let result = self.rules.call(entry, &mut cx, &mut state.data);
+        state.core = std::mem::take(&mut cx.core);
+        result.map_err(Into::into)
     }
 
-    /// Calls a script function for its effect on the state.
-    fn run(&self, state: &mut State, name: &str, args: impl FuncArgs) -> Result<(), GameError> {
-        self.call(state, name, args).map(drop)
+    /// Calls an entry point for its effect on the state.
+    fn run(&self, state: &mut State, entry: Entry<'_>) -> Result<(), GameError> {
+        self.call(state, entry).map(drop)
     }
 
-    /// Calls a script function on a copy: for queries that must not change
+    /// Calls an entry point on a copy: for queries that must not change
     /// the state (summary, render, invariants).
-    fn call_readonly(&self, state: &State, name: &str, args: impl FuncArgs) -> Result<Dynamic, GameError> {
+    fn call_readonly(&self, state: &State, entry: Entry<'_>) -> Result<Reply, GameError> {
         let mut scratch = state.clone();
-        let r = self.call(&mut scratch, name, args);
+        let r = self.call(&mut scratch, entry);
         self.reset_ctx();
         r
     }
@@ -911,16 +911,16 @@ impl Game {
     fn begin_turn(&self, state: &mut State) -> Result<(), GameError> {
         state.core.actor = None;
         self.ctx.borrow_mut().enter = Some(self.variant.turn_steps[0]);
-        if let Some(f) = &self.variant.on_turn_start {
-            self.run(state, &f.name, ())?;
+        if self.variant.on_turn_start.is_some() {
+            self.run(state, Entry::TurnStart)?;
         }
         Ok(())
     }
 
     fn end_turn(&self, state: &mut State) -> Result<(), GameError> {
         self.ctx.borrow_mut().enter = None;
-        if let Some(f) = &self.variant.on_turn_end {
-            self.run(state, &f.name, ())?;
+        if self.variant.on_turn_end.is_some() {
+            self.run(state, Entry::TurnEnd)?;
             let mut c = self.ctx.borrow_mut();
             c.enter = None;
             c.end_turn = false;
@@ -957,8 +957,8 @@ impl Game {
         if def.actor == Actor::Active {
             state.core.actor = state.core.active;
         }
-        if let Some(f) = &def.enter {
-            self.run(state, &f.name, ())?;
+        if def.enter.is_some() {
+            self.run(state, Entry::Enter { step })?;
         }
         Ok(())
     }

@@ -13,14 +13,14 @@
 //! engine's own checks, in the spirit of OpenSpiel's random simulation test
 //! (see [`GenericCheck`]).
 
-use crate::error::GameError;
-use crate::game::Game;
-use crate::record::{self, Record};
-use crate::rng;
-use crate::state::{State, ToMove};
 use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
+use rulesmith_core::error::GameError;
+use rulesmith_core::game::Game;
+use rulesmith_core::record::{self, Record};
+use rulesmith_core::rng;
+use rulesmith_core::state::{State, ToMove};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -287,7 +287,7 @@ pub fn play_checked(game: &Game, opts: &Options, tape: &Tape, cov: &mut Coverage
                 let (o, _) = outcomes[tape.chance(ci, outcomes.len())];
                 ci += 1;
                 let text = game.outcome_text(o);
-                if let crate::state::Outcome::Card { deck, .. } = o {
+                if let rulesmith_core::state::Outcome::Card { deck, .. } = o {
                     let d = &game.variant().decks[deck as usize];
                     *cov.cards.entry(format!("{}/{}", d.name, text)).or_default() += 1;
                 }
@@ -346,7 +346,7 @@ pub fn play_checked(game: &Game, opts: &Options, tape: &Tape, cov: &mut Coverage
             Err(e) => return Err(g.check(GenericCheck::RecordReplays, format!("the record does not replay: {e}"))),
         }
     }
-    let won = matches!(state.status(), crate::state::Status::Won(_));
+    let won = matches!(state.status(), rulesmith_core::state::Status::Won(_));
     Ok(Totals {
         games: 1,
         decisions: g.decisions as u64,
@@ -404,7 +404,7 @@ impl Checked<'_> {
         }
     }
 
-    fn legal_texts(&self, legal: &[crate::state::Action]) -> Result<(), Box<Finding>> {
+    fn legal_texts(&self, legal: &[rulesmith_core::state::Action]) -> Result<(), Box<Finding>> {
         let mut seen = std::collections::HashSet::with_capacity(legal.len());
         for a in legal {
             let text = self.game.action_text(a);
@@ -422,7 +422,7 @@ impl Checked<'_> {
     }
 
     /// The heavier checks, run at some decisions only.
-    fn deep(&self, state: &State, legal: &[crate::state::Action], seat: usize) -> Result<(), Box<Finding>> {
+    fn deep(&self, state: &State, legal: &[rulesmith_core::state::Action], seat: usize) -> Result<(), Box<Finding>> {
         let game = self.game;
         if game.legal_actions(state).map_err(|e| self.broke_with(e))? != legal {
             return Err(self.check(
@@ -463,9 +463,11 @@ impl Checked<'_> {
             }
         }
         // Save, load, and play on a few steps identically.
-        let saved = serde_json::to_string(state)
+        let saved = game
+            .save_state(state)
             .map_err(|e| self.check(GenericCheck::SerdeRoundTrip, format!("cannot save: {e}")))?;
-        let loaded: State = serde_json::from_str(&saved)
+        let loaded: State = game
+            .load_state(&saved)
             .map_err(|e| self.check(GenericCheck::SerdeRoundTrip, format!("cannot load: {e}")))?;
         if !loaded.same_as(state) {
             return Err(self.check(
@@ -525,12 +527,12 @@ pub fn sweepable(game: &Game) -> Vec<Sweep> {
         .params
         .iter()
         .filter_map(|p| match (&p.value, p.min, p.max) {
-            (crate::variant::Value::Int(_), Some(min), Some(max)) => Some(Sweep {
+            (rulesmith_core::variant::Value::Int(_), Some(min), Some(max)) => Some(Sweep {
                 name: p.name.clone(),
                 min,
                 max,
             }),
-            (crate::variant::Value::Bool(_), _, _) => Some(Sweep {
+            (rulesmith_core::variant::Value::Bool(_), _, _) => Some(Sweep {
                 name: p.name.clone(),
                 min: 0,
                 max: 1,
@@ -550,11 +552,14 @@ pub type GameFor<'a> = dyn FnMut(&Params) -> Result<std::rc::Rc<Game>, String> +
 const SHRINK_BUDGET: usize = 2048;
 
 /// `variant` with swept values applied (booleans as 0 and 1).
-pub fn with_params(variant: &crate::variant::Variant, params: &Params) -> Result<crate::variant::Variant, String> {
+pub fn with_params(
+    variant: &rulesmith_core::variant::Variant,
+    params: &Params,
+) -> Result<rulesmith_core::variant::Variant, String> {
     let mut v = variant.clone();
     for (k, value) in params {
         let text = match v.param(k).map(|p| &p.value) {
-            Some(crate::variant::Value::Bool(_)) => (*value != 0).to_string(),
+            Some(rulesmith_core::variant::Value::Bool(_)) => (*value != 0).to_string(),
             _ => value.to_string(),
         };
         v.set(k, &text)?;

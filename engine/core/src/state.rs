@@ -1,12 +1,12 @@
 //! The game state: the engine's own bookkeeping ([`Core`]) beside the rule
-//! set's data (a Rhai value the scripts own).
+//! set's data (opaque to the engine, owned by the rules).
 //!
 //! The split matters: everything the engine must reason about generically
 //! (whose decision it is, which chance event is pending, who is out, how the
 //! game ended) is typed Rust, while everything the rule set invents (vessels,
 //! powers, locks, ...) stays opaque script data.
 
-use rhai::Dynamic;
+use crate::rules::Data;
 use serde::{Deserialize, Serialize};
 
 /// A seat index, 0-based. Seat `k` is written `P{k+1}` in records.
@@ -234,12 +234,13 @@ pub enum ToMove {
     Terminal,
 }
 
-/// A complete game state: clone it freely to explore, serialize it to save.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+/// A complete game state: clone it freely to explore; save and load it
+/// with `Game::save_state` and `Game::load_state`.
+#[derive(Clone, Debug)]
 pub struct State {
     pub core: Core,
-    /// The rule set's own data, an object map owned by its scripts.
-    pub data: Dynamic,
+    /// The rule set's own data, owned by its scripts.
+    pub data: Data,
     /// Every decision and chance outcome since setup began.
     pub history: History,
 }
@@ -277,11 +278,9 @@ impl State {
 
     /// Structural equality of two states, script data included.
     ///
-    /// `Dynamic` has no `PartialEq`, so the data is compared through its
-    /// serialized form; this is for tests and checks, not the hot path.
+    /// Script data has no `PartialEq`, so it is compared through its JSON
+    /// form; this is for tests and checks, not the hot path.
     pub fn same_as(&self, other: &State) -> bool {
-        self.core == other.core
-            && self.history == other.history
-            && serde_json::to_value(&self.data).ok() == serde_json::to_value(&other.data).ok()
+        self.core == other.core && self.history == other.history && self.data.to_json() == other.data.to_json()
     }
 }

@@ -4,9 +4,9 @@
 //! dealt to another seat), the greedy and MCTS bots decide on states drawn
 //! with [`Game::determinize`], which depend only on what that seat knows.
 
-use crate::game::Game;
-use crate::rng::{self, GameRng};
-use crate::state::{Action, Seat, State, ToMove};
+use rulesmith_core::game::Game;
+use rulesmith_core::rng::{self, GameRng};
+use rulesmith_core::state::{Action, Seat, State, ToMove};
 use std::time::{Duration, Instant};
 
 /// A player that decides by itself.

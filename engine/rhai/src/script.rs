@@ -1,103 +1,262 @@
-//! The script layer: a sandboxed Rhai engine per [`crate::Game`], the native
+//! The interpreter: a sandboxed Rhai engine per game, the native
 //! functions it lends to rule scripts, and the mapping of script failures to
-//! file, function and line.
+//! file, function and line. [`Interpreter`] implements core's [`Rules`].
 //!
-//! Native functions talk to the game through `Ctx`, a small record shared
-//! with the engine: while a script function runs, the engine's [`Core`] is
-//! moved into it, so natives read and change it directly; requests that need
-//! more script calls (entering a step, ending a turn) are queued and carried
-//! out by the game once the script returns. Only `card_hook` re-enters
-//! Rhai from inside a native call, to run a card's own script with the same
-//! data as `this`; it holds no borrow of the shared record while it does.
+//! Natives are thin wrappers over core's [`Ctx`] methods, which hold their
+//! semantics: they resolve names ([`Names`]), call the method, and turn its
+//! message into a Rhai error. While a rule runs, the game lends its `Ctx`
+//! (with the state's [`Core`](rulesmith_core::state::Core) moved in); the
+//! interpreter swaps it into the record its native closures share, and
+//! back out when the call returns. Only `card_hook` re-enters Rhai from
+//! inside a native call, to run a card's own script with the same data as
+//! `this`; it holds no borrow of the shared record while it does.
 
-use crate::error::{Diagnostic, ScriptError};
-use crate::grid;
-use crate::state::{Action, ChanceSource, Core, PendingChance, Seat, Status};
-use crate::variant::{Value, Variant};
 use rhai::{
-    Array, CallFnOptions, Dynamic, Engine, EvalAltResult, ImmutableString, Map, NativeCallContext, Position, Scope,
-    AST, INT,
+    Array, CallFnOptions, Dynamic, Engine, EvalAltResult, FuncArgs, ImmutableString, Map, NativeCallContext, Position,
+    Scope, AST, INT,
 };
+use rulesmith_core::ctx::{Ctx, Names};
+use rulesmith_core::error::{Diagnostic, LoadError, ScriptError};
+use rulesmith_core::rules::{Data, Entry, FunctionProfile, Limits, Reply, Rules};
+use rulesmith_core::source::{compile_source, fn_line, sandbox};
+use rulesmith_core::state::Outcome;
+use rulesmith_core::variant::{Value, Variant};
+use rulesmith_core::{grid, natives};
 use std::cell::{OnceCell, RefCell};
-use std::collections::{HashMap, HashSet};
-use std::io::Write as _;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 use std::rc::Rc;
+use std::sync::Arc;
 
 type NativeResult<T> = Result<T, Box<EvalAltResult>>;
 
-/// Limits that keep a runaway script from hanging or crashing the tool.
-#[derive(Clone, Copy, Debug)]
-pub struct Limits {
-    pub max_operations: u64,
-    pub max_call_levels: usize,
-    pub max_expr_depth: usize,
-    pub max_string_size: usize,
-    pub max_array_size: usize,
-    pub max_map_size: usize,
+/// A variant's scripts, compiled once and run by Rhai: the reference
+/// implementation of [`Rules`].
+pub struct Interpreter {
+    variant: Arc<Variant>,
+    info: Rc<Info>,
+    engine: Engine,
+    compiled: Compiled,
+    /// The record the natives share; holds the game's lent `Ctx` during a call.
+    ctx: Rc<RefCell<Ctx>>,
 }
 
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            max_operations: 2_000_000,
-            max_call_levels: 48,
-            max_expr_depth: 64,
-            max_string_size: 1 << 16,
-            max_array_size: 1 << 16,
-            max_map_size: 1 << 12,
+impl Interpreter {
+    /// Compiles `variant`'s rule and card scripts. With `count_operations`,
+    /// Rhai reports its operation count to the profile (a few percent slower).
+    pub fn new(variant: Arc<Variant>, limits: Limits, count_operations: bool) -> Result<Interpreter, LoadError> {
+        let info = Rc::new(Info::new(variant.clone()));
+        let ctx = Rc::new(RefCell::new(Ctx::default()));
+        let engine = build_engine(&info, &ctx, limits, count_operations);
+        let (compiled, cards) = match (compile(&engine, &variant), compile_cards(&engine, &variant)) {
+            (Ok(c), Ok(k)) => (c, k),
+            (a, b) => {
+                let diagnostics = a.err().into_iter().chain(b.err()).flatten().collect();
+                return Err(LoadError::new(diagnostics));
+            }
+        };
+        let _ = info
+            .functions
+            .set(compiled.signatures.iter().map(|(n, _)| n.clone()).collect());
+        let _ = info.card_scripts.set(cards);
+        Ok(Interpreter {
+            variant,
+            info,
+            engine,
+            compiled,
+            ctx,
+        })
+    }
+
+    /// Calls script function `name` with `this` bound to the data.
+    fn run(&self, this: &mut Dynamic, name: &str, args: impl FuncArgs) -> Result<Dynamic, Box<EvalAltResult>> {
+        let options = CallFnOptions::new()
+            .eval_ast(false)
+            .rewind_scope(true)
+            .bind_this_ptr(this);
+        self.info.measured(
+            || name.to_string(),
+            || {
+                self.engine
+                    .call_fn_with_options::<Dynamic>(options, &mut Scope::new(), &self.compiled.ast, name, args)
+            },
+        )
+    }
+
+    /// The script function behind an entry point ("" when the variant
+    /// names none; the game calls only those it names).
+    fn function<'a>(&'a self, entry: &Entry<'a>) -> &'a str {
+        let v = &self.variant;
+        let name = |f: &'a Option<rulesmith_core::variant::FnRef>| f.as_ref().map_or("", |f| f.name.as_str());
+        match *entry {
+            Entry::Setup => name(&v.setup),
+            Entry::Legal { step } => &v.steps[step].legal.name,
+            Entry::Enter { step } => name(&v.steps[step].enter),
+            Entry::Apply { kind, .. } => &v.actions[kind as usize].apply.name,
+            Entry::TurnStart => name(&v.on_turn_start),
+            Entry::TurnEnd => name(&v.on_turn_end),
+            Entry::Resume { then, .. } => then,
+            Entry::Summary { .. } => name(&v.summary),
+            Entry::Render { .. } => name(&v.render),
+            Entry::Evaluate { .. } => name(&v.evaluate),
+            Entry::Labels => name(&v.labels),
+            Entry::Invariant { index } => &v.invariants[index].check.name,
+        }
+    }
+
+    /// Runs an entry point's function with its arguments.
+    fn dispatch(&self, entry: &Entry<'_>, name: &str, this: &mut Dynamic) -> Result<Dynamic, Box<EvalAltResult>> {
+        match *entry {
+            Entry::Apply { values, .. } => {
+                // Rhai takes arguments by value; the common arities are
+                // spelled out so that no argument vector is allocated per
+                // decision.
+                let v = |i: usize| values[i] as INT;
+                match values.len() {
+                    0 => self.run(this, name, ()),
+                    1 => self.run(this, name, (v(0),)),
+                    2 => self.run(this, name, (v(0), v(1))),
+                    3 => self.run(this, name, (v(0), v(1), v(2))),
+                    4 => self.run(this, name, (v(0), v(1), v(2), v(3))),
+                    _ => self.run(
+                        this,
+                        name,
+                        values.iter().map(|&x| Dynamic::from_int(x as INT)).collect::<Vec<_>>(),
+                    ),
+                }
+            }
+            Entry::Resume { outcomes, .. } => {
+                // Faces as numbers, cards as their ids.
+                let values: Array = outcomes
+                    .iter()
+                    .map(|o| match *o {
+                        Outcome::Face(f) => Dynamic::from_int(f as INT),
+                        Outcome::Card { deck, card } => {
+                            Dynamic::from(self.variant.decks[deck as usize].cards[card as usize].id.clone())
+                        }
+                    })
+                    .collect();
+                self.run(this, name, (values,))
+            }
+            Entry::Summary { viewer } | Entry::Render { viewer } => self.run(this, name, (viewer as INT,)),
+            Entry::Evaluate { seat } => self.run(this, name, (seat as INT,)),
+            _ => self.run(this, name, ()),
         }
     }
 }
 
-/// What a script call may read and change, shared with the natives.
-#[derive(Default)]
-pub(crate) struct Ctx {
-    pub core: Core,
-    /// Legal actions collected by `add`.
-    pub legal: Vec<Action>,
-    /// True while a step's legal function runs: only then may it `add`.
-    pub collecting: bool,
-    /// Queued: enter this step.
-    pub enter: Option<usize>,
-    /// Queued: end the current turn.
-    pub end_turn: bool,
-    /// Queued: start the turn cycle with this seat.
-    pub start_turns: Option<Seat>,
+/// What an entry point's Rhai value means to the engine.
+fn reply(entry: &Entry<'_>, v: Dynamic) -> Reply {
+    match entry {
+        Entry::Summary { .. } => match serde_json::to_value(&v) {
+            Ok(json) => Reply::Json(json),
+            Err(e) => Reply::Other(e.to_string()),
+        },
+        Entry::Render { .. } => Reply::Text(v.to_string()),
+        Entry::Evaluate { .. } => match (v.as_float(), v.as_int()) {
+            (Ok(x), _) => Reply::Float(x),
+            (_, Ok(i)) => Reply::Int(i),
+            _ => Reply::Other(v.type_name().to_string()),
+        },
+        Entry::Labels => match v.try_cast::<Map>() {
+            Some(map) => Reply::Json(serde_json::Value::Object(
+                map.into_iter()
+                    .map(|(k, v)| (k.to_string(), serde_json::Value::String(v.to_string())))
+                    .collect(),
+            )),
+            None => Reply::Other("not a map".into()),
+        },
+        Entry::Invariant { .. } => match v.as_bool() {
+            Ok(b) => Reply::Bool(b),
+            Err(_) if v.is_string() => Reply::Text(v.to_string()),
+            Err(t) => Reply::Other(t.to_string()),
+        },
+        _ => Reply::Unit,
+    }
+}
+
+impl Rules for Interpreter {
+    fn engine_name(&self) -> &'static str {
+        "interpreted"
+    }
+
+    fn signatures(&self) -> Vec<(String, usize)> {
+        self.compiled.signatures.iter().cloned().collect()
+    }
+
+    fn new_data(&self) -> Data {
+        Data::Script(Dynamic::from_map(Map::new()))
+    }
+
+    fn call(&self, entry: Entry<'_>, cx: &mut Ctx, data: &mut Data) -> Result<Reply, ScriptError> {
+        let name = self.function(&entry);
+        let Data::Script(this) = data else {
+            return Err(ScriptError {
+                file: PathBuf::from("<script>"),
+                function: name.to_string(),
+                line: 0,
+                column: 0,
+                message: "the interpreter was given compiled rules' data".into(),
+            });
+        };
+        std::mem::swap(&mut *self.ctx.borrow_mut(), cx);
+        let result = self.dispatch(&entry, name, this);
+        std::mem::swap(&mut *self.ctx.borrow_mut(), cx);
+        match result {
+            Ok(v) => Ok(reply(&entry, v)),
+            Err(e) => Err(script_error(&self.variant, &self.compiled.fn_files, name, *e)),
+        }
+    }
+
+    fn data_from_json(&self, v: serde_json::Value) -> Result<Data, String> {
+        serde_json::from_value::<Dynamic>(v)
+            .map(Data::Script)
+            .map_err(|e| e.to_string())
+    }
+
+    fn track_calls(&self, on: bool) {
+        *self.info.profile.borrow_mut() = on.then(Default::default);
+    }
+
+    fn profile(&self) -> BTreeMap<String, FunctionProfile> {
+        self.info.profile.borrow().clone().unwrap_or_default()
+    }
+
+    fn card_hook_names(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(cards) = self.info.card_scripts.get() {
+            for (d, deck) in self.variant.decks.iter().enumerate() {
+                for (c, card) in deck.cards.iter().enumerate() {
+                    if let Some(script) = &cards[d][c] {
+                        for hook in script.fn_files.keys().filter(|h| deck.hooks.contains_key(*h)) {
+                            out.push(format!("card {}: {hook}", card.id));
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
 }
 
 /// Read-only facts about the variant that natives need, resolved once.
 pub(crate) struct Info {
-    pub variant: std::sync::Arc<Variant>,
-    action_index: HashMap<String, u16>,
-    step_index: HashMap<String, usize>,
-    pub step_names: Vec<ImmutableString>,
-    params: HashMap<String, Dynamic>,
-    deck_index: HashMap<String, usize>,
+    pub variant: Arc<Variant>,
+    names: Names,
+    step_names: Vec<ImmutableString>,
+    /// Parameter values, by index in `Variant::params`.
+    params: Vec<Dynamic>,
     cards: Vec<Vec<Map>>,
-    stat_index: HashMap<String, usize>,
     /// Names of every script function, set once the scripts are compiled.
     pub functions: OnceCell<HashSet<String>>,
     /// Compiled card scripts, by deck then card (None: a card without one).
     pub card_scripts: OnceCell<Vec<Vec<Option<CardScript>>>>,
     /// When set, what each script function called by the engine (and each
     /// card hook) cost so far: coverage for the fuzzer, and `profile`.
-    pub profile: RefCell<Option<std::collections::BTreeMap<String, FunctionProfile>>>,
+    pub profile: RefCell<Option<BTreeMap<String, FunctionProfile>>>,
     /// Rhai's operation count of the running call, kept up to date only
     /// when the engine was built to count operations.
     pub operations: std::cell::Cell<u64>,
-}
-
-/// What the calls of one script function (or card hook) cost.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct FunctionProfile {
-    pub calls: u64,
-    /// Wall-clock time inside the calls, card hooks they trigger included.
-    pub nanos: u64,
-    /// Rhai operations (statements, expressions, calls: Rhai's own count,
-    /// the one `max_operations` limits), card hooks they trigger excluded.
-    /// Zero unless the game counts operations ([`crate::Game::profiled`]).
-    pub operations: u64,
 }
 
 impl Info {
@@ -131,7 +290,7 @@ pub(crate) struct CardScript {
 }
 
 impl Info {
-    pub fn new(variant: std::sync::Arc<Variant>) -> Info {
+    pub fn new(variant: Arc<Variant>) -> Info {
         let v = &variant;
         let to_dynamic = |value: &Value| match value {
             Value::Int(i) => Dynamic::from_int(*i),
@@ -157,22 +316,10 @@ impl Info {
             })
             .collect();
         Info {
-            action_index: v
-                .actions
-                .iter()
-                .enumerate()
-                .map(|(i, a)| (a.template.name.clone(), i as u16))
-                .collect(),
-            step_index: v.steps.iter().enumerate().map(|(i, s)| (s.name.clone(), i)).collect(),
+            names: Names::new(v),
             step_names: v.steps.iter().map(|s| ImmutableString::from(s.name.as_str())).collect(),
-            params: v
-                .params
-                .iter()
-                .map(|p| (p.name.clone(), to_dynamic(&p.value)))
-                .collect(),
-            deck_index: v.decks.iter().enumerate().map(|(i, d)| (d.name.clone(), i)).collect(),
+            params: v.params.iter().map(|p| to_dynamic(&p.value)).collect(),
             cards,
-            stat_index: v.stats.iter().enumerate().map(|(i, (n, _))| (n.clone(), i)).collect(),
             functions: OnceCell::new(),
             card_scripts: OnceCell::new(),
             profile: RefCell::new(None),
@@ -182,10 +329,13 @@ impl Info {
     }
 
     fn deck(&self, name: &str) -> NativeResult<usize> {
-        self.deck_index.get(name).copied().ok_or_else(|| {
-            let known: Vec<_> = self.variant.decks.iter().map(|d| d.name.as_str()).collect();
-            format!("unknown deck '{name}' (declared decks: {})", known.join(", ")).into()
-        })
+        Ok(self.names.deck(name)?)
+    }
+
+    fn card(&self, deck: usize, deck_name: &str, id: &str) -> NativeResult<usize> {
+        Ok(self.variant.decks[deck]
+            .card_index(id)
+            .ok_or_else(|| format!("deck '{deck_name}' has no card '{id}'"))?)
     }
 
     fn check_continuation(&self, then: &str) -> NativeResult<()> {
@@ -197,13 +347,6 @@ impl Info {
             _ => Ok(()),
         }
     }
-}
-
-fn seat_arg(core: &Core, seat: INT) -> NativeResult<Seat> {
-    if seat < 0 || seat as usize >= core.seats {
-        return Err(format!("seat {seat} does not exist (seats are 0..{})", core.seats).into());
-    }
-    Ok(seat as usize)
 }
 
 /// Builds the sandboxed engine with every native registered.
@@ -227,158 +370,35 @@ pub(crate) fn build_engine(info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>, limits: Limi
     engine
 }
 
-/// A Rhai engine with the sandbox settings and none of the natives: what
-/// every script is parsed and run under.
-pub(crate) fn sandbox(limits: Limits) -> Engine {
-    let mut engine = Engine::new();
-    // Sandbox: no module loading, no eval, bounded everything.
-    engine.set_module_resolver(rhai::module_resolvers::DummyModuleResolver::new());
-    engine.disable_symbol("eval");
-    engine.set_max_operations(limits.max_operations);
-    engine.set_max_call_levels(limits.max_call_levels);
-    engine.set_max_expr_depths(limits.max_expr_depth, limits.max_expr_depth);
-    engine.set_max_string_size(limits.max_string_size);
-    engine.set_max_array_size(limits.max_array_size);
-    engine.set_max_map_size(limits.max_map_size);
-    engine.set_strict_variables(true);
-    engine.set_fail_on_invalid_map_property(true);
-    // A script's print goes to standard error, and a closed pipe there
-    // (`rulesmith ... 2>&1 | head`) must not abort the game.
-    engine.on_print(|s| {
-        let _ = writeln!(std::io::stderr(), "{s}");
-    });
-    engine.on_debug(|s, src, pos| {
-        let _ = writeln!(std::io::stderr(), "{}{pos:?}: {s}", src.unwrap_or(""));
-    });
-    engine
-}
-
-/// Compiles one script file; a syntax error becomes a diagnostic at the
-/// place a reader would look (a missing `;` is reported at the end of the
-/// line that lacks it, not at the next token).
-pub(crate) fn compile_source(engine: &Engine, src: &crate::variant::SourceFile, what: &str) -> Result<AST, Diagnostic> {
-    engine.compile(&src.text).map_err(|e| {
-        let pos = e.position();
-        let (mut line, mut column) = (pos.line().unwrap_or(0), pos.position().unwrap_or(0));
-        if let rhai::ParseErrorType::MissingToken(token, _) = e.err_type() {
-            if token == ";" {
-                // Back up to the last line with code before the reported one.
-                let lines: Vec<&str> = src.text.lines().collect();
-                let mut l = line.saturating_sub(1);
-                while l > 0 {
-                    let code = lines[l - 1].split("//").next().unwrap_or("").trim_end();
-                    if !code.trim().is_empty() {
-                        line = l;
-                        column = code.chars().count() + 1;
-                        break;
-                    }
-                    l -= 1;
-                }
-            }
-        }
-        let mut message = format!("{what}script syntax error: {}", e.err_type());
-        if let rhai::ParseErrorType::VariableUndefined(_) = e.err_type() {
-            // The line, or one of the three before it for a body written
-            // below its parameters.
-            let lines: Vec<&str> = src.text.lines().collect();
-            let here = line.saturating_sub(1).min(lines.len());
-            if lines[here.saturating_sub(3)..(here + 1).min(lines.len())]
-                .iter()
-                .any(|l| opens_anonymous_function(l))
-            {
-                // Scripts run without capturing closures (see compile flags in
-                // docs/ARCHITECTURE.md): say so where a designer would try one.
-                message
-                    .push_str(" (an anonymous function |..| cannot see the variables around it: write a loop instead)");
-            }
-        }
-        Diagnostic::new(&src.path, message).at_line(Some(&src.text), line, column)
-    })
-}
-
-/// True when `line` holds the parameter list of an anonymous function,
-/// `|x|` or `|a, b|` (not the `||` operator).
-fn opens_anonymous_function(line: &str) -> bool {
-    let code: Vec<char> = line.split("//").next().unwrap_or("").chars().collect();
-    let mut i = 0;
-    while i < code.len() {
-        if code[i] == '|' {
-            if code.get(i + 1) == Some(&'|') {
-                i += 2;
-                continue;
-            }
-            let params = code[i + 1..]
-                .iter()
-                .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | ',' | ' '))
-                .count();
-            if params > 0 && code.get(i + 1 + params) == Some(&'|') {
-                return true;
-            }
-        }
-        i += 1;
-    }
-    false
-}
-
-/// The line (1-based) where `fn NAME(` is defined in `text`, if found.
-pub(crate) fn fn_line(text: &str, name: &str) -> usize {
-    text.lines()
-        .position(|l| {
-            let t = l.trim_start();
-            t.strip_prefix("fn ")
-                .or_else(|| t.strip_prefix("private fn "))
-                .is_some_and(|r| {
-                    r.trim_start()
-                        .strip_prefix(name)
-                        .is_some_and(|r| r.trim_start().starts_with('('))
-                })
-        })
-        .map_or(0, |i| i + 1)
-}
-
 /// Reading the engine's bookkeeping.
 fn register_queries(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) {
     let c = ctx.clone();
-    engine.register_fn("seats", move || c.borrow().core.seats as INT);
+    engine.register_fn("seats", move || c.borrow().seats());
     let c = ctx.clone();
-    engine.register_fn("active", move || c.borrow().core.active.map_or(-1, |s| s as INT));
+    engine.register_fn("active", move || c.borrow().active());
     let c = ctx.clone();
-    engine.register_fn("actor", move || c.borrow().core.actor.map_or(-1, |s| s as INT));
+    engine.register_fn("actor", move || c.borrow().actor());
     let c = ctx.clone();
-    engine.register_fn("turn", move || c.borrow().core.turn as INT);
+    engine.register_fn("turn", move || c.borrow().turn());
     let c = ctx.clone();
-    engine.register_fn("in_play", move || c.borrow().core.in_play() as INT);
+    engine.register_fn("in_play", move || c.borrow().in_play());
     let c = ctx.clone();
     engine.register_fn("is_out", move |seat: INT| -> NativeResult<bool> {
-        let ctx = c.borrow();
-        Ok(ctx.core.out[seat_arg(&ctx.core, seat)?])
+        Ok(c.borrow().is_out(seat)?)
     });
     let c = ctx.clone();
-    engine.register_fn("status", move || -> ImmutableString {
-        match c.borrow().core.status() {
-            Status::Ongoing => "ongoing".into(),
-            Status::Won(_) => "won".into(),
-            Status::Draw => "draw".into(),
-        }
-    });
+    engine.register_fn("status", move || -> ImmutableString { c.borrow().status().into() });
     let c = ctx.clone();
-    engine.register_fn("winner", move || match c.borrow().core.status() {
-        Status::Won(s) => s as INT,
-        _ => -1,
-    });
+    engine.register_fn("winner", move || c.borrow().winner());
     let (c, i) = (ctx.clone(), info.clone());
     engine.register_fn("step", move || {
         c.borrow()
-            .core
-            .step
+            .step()
             .map_or_else(|| ImmutableString::from("setup"), |s| i.step_names[s].clone())
     });
     let i = info.clone();
     engine.register_fn("param", move |name: &str| -> NativeResult<Dynamic> {
-        i.params.get(name).cloned().ok_or_else(|| {
-            let known: Vec<_> = i.variant.params.iter().map(|p| p.name.as_str()).collect();
-            format!("unknown parameter '{name}' (declared: {})", known.join(", ")).into()
-        })
+        Ok(i.params[i.names.param(name)?].clone())
     });
     let i = info.clone();
     engine.register_fn("card", move |deck: &str, id: &str| -> NativeResult<Map> {
@@ -403,11 +423,11 @@ fn register_queries(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>
             .collect())
     });
     let i = info.clone();
-    engine.register_fn("has_deck", move |deck: &str| i.deck_index.contains_key(deck));
+    engine.register_fn("has_deck", move |deck: &str| i.names.has_deck(deck));
     let (c, i) = (ctx.clone(), info.clone());
     engine.register_fn("deck_left", move |deck: &str| -> NativeResult<INT> {
         let d = i.deck(deck)?;
-        Ok(c.borrow().core.decks[d].len() as INT)
+        Ok(c.borrow().deck_left(d))
     });
 }
 
@@ -415,62 +435,36 @@ fn register_queries(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>
 fn register_flow(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) {
     let (c, i) = (ctx.clone(), info.clone());
     engine.register_fn("enter_step", move |step: &str| -> NativeResult<()> {
-        let idx = *i.step_index.get(step).ok_or_else(|| {
-            let known: Vec<_> = i.variant.steps.iter().map(|s| s.name.as_str()).collect();
-            format!("unknown step '{step}' (declared: {})", known.join(", "))
-        })?;
-        c.borrow_mut().enter = Some(idx);
+        let idx = i.names.step(step)?;
+        c.borrow_mut().enter_step(idx);
         Ok(())
     });
     let c = ctx.clone();
     engine.register_fn("end_turn", move || -> NativeResult<()> {
-        let mut ctx = c.borrow_mut();
-        if ctx.core.active.is_none() {
-            return Err("end_turn() before start_turns(): there is no turn to end".into());
-        }
-        ctx.end_turn = true;
-        Ok(())
+        Ok(c.borrow_mut().end_turn()?)
     });
     let c = ctx.clone();
     engine.register_fn("start_turns", move |seat: INT| -> NativeResult<()> {
-        let mut ctx = c.borrow_mut();
-        let s = seat_arg(&ctx.core, seat)?;
-        if ctx.core.active.is_some() {
-            return Err("start_turns() was already called".into());
-        }
-        ctx.start_turns = Some(s);
-        Ok(())
+        Ok(c.borrow_mut().start_turns(seat)?)
     });
     let c = ctx.clone();
     engine.register_fn("set_actor", move |seat: INT| -> NativeResult<()> {
-        let mut ctx = c.borrow_mut();
-        let s = seat_arg(&ctx.core, seat)?;
-        ctx.core.actor = Some(s);
-        Ok(())
+        Ok(c.borrow_mut().set_actor(seat)?)
     });
     let c = ctx.clone();
     engine.register_fn("eliminate", move |seat: INT| -> NativeResult<()> {
-        let mut ctx = c.borrow_mut();
-        let s = seat_arg(&ctx.core, seat)?;
-        ctx.core.out[s] = true;
-        Ok(())
+        Ok(c.borrow_mut().eliminate(seat)?)
     });
     let c = ctx.clone();
     engine.register_fn("win", move |seat: INT| -> NativeResult<()> {
-        let mut ctx = c.borrow_mut();
-        let s = seat_arg(&ctx.core, seat)?;
-        ctx.core.status.0 = Status::Won(s);
-        Ok(())
+        Ok(c.borrow_mut().win(seat)?)
     });
     let c = ctx.clone();
-    engine.register_fn("draw_game", move || c.borrow_mut().core.status.0 = Status::Draw);
+    engine.register_fn("draw_game", move || c.borrow_mut().draw_game());
     let (c, i) = (ctx.clone(), info.clone());
     engine.register_fn("stat", move |name: &str, delta: INT| -> NativeResult<()> {
-        let idx = *i.stat_index.get(name).ok_or_else(|| {
-            let known: Vec<_> = i.variant.stats.iter().map(|(n, _)| n.as_str()).collect();
-            format!("unknown statistic '{name}' (declared in [stats]: {})", known.join(", "))
-        })?;
-        c.borrow_mut().core.stats[idx] += delta;
+        let idx = i.names.stat(name)?;
+        c.borrow_mut().stat(idx, delta);
         Ok(())
     });
 }
@@ -482,33 +476,13 @@ fn register_flow(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) {
 /// checked against the template without allocating, and `add_all` builds
 /// its combinations in one flat buffer.
 fn register_add(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) {
-    fn kind_of(info: &Info, name: &str) -> NativeResult<u16> {
-        info.action_index.get(name).copied().ok_or_else(|| {
-            let known: Vec<_> = info.variant.actions.iter().map(|a| a.template.name.as_str()).collect();
-            format!("unknown action '{name}' (declared: {})", known.join(", ")).into()
-        })
-    }
     fn push(ctx: &RefCell<Ctx>, info: &Info, kind: u16, values: &[INT]) -> NativeResult<()> {
-        info.variant.actions[kind as usize].template.check_values(values)?;
-        let mut c = ctx.borrow_mut();
-        if !c.collecting {
-            return Err("add() may only be called from a step's legal function".into());
-        }
-        let mut args = [0i32; crate::state::MAX_ARGS];
-        for (a, v) in args.iter_mut().zip(values) {
-            *a = *v as i32;
-        }
-        c.legal.push(Action {
-            kind,
-            len: values.len() as u8,
-            args,
-        });
-        Ok(())
+        Ok(ctx.borrow_mut().add(&info.variant, kind, values)?)
     }
     macro_rules! add_arity {
         ($($v:ident),*) => {{
             let (c, i) = (ctx.clone(), info.clone());
-            engine.register_fn("add", move |name: &str $(, $v: INT)*| push(&c, &i, kind_of(&i, name)?, &[$($v),*]));
+            engine.register_fn("add", move |name: &str $(, $v: INT)*| push(&c, &i, i.names.action(name)?, &[$($v),*]));
         }};
     }
     // add_all(name, domains): every combination of the domains, the first
@@ -517,7 +491,7 @@ fn register_add(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) {
     // fills several values at once.
     let (c, i) = (ctx.clone(), info.clone());
     engine.register_fn("add_all", move |name: &str, domains: Array| -> NativeResult<()> {
-        let kind = kind_of(&i, name)?;
+        let kind = i.names.action(name)?;
         // `push` checks each combination against the action's template.
         Domains::read(&domains)?.each(|values| push(&c, &i, kind, values))
     });
@@ -663,48 +637,21 @@ impl Domains {
 
 /// Chance: dice and card draws go through the engine, never a script RNG.
 fn register_chance(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) {
-    fn request(ctx: &RefCell<Ctx>, p: PendingChance) -> NativeResult<()> {
-        let mut c = ctx.borrow_mut();
-        if c.core.chance.is_some() {
-            return Err("a chance event is already pending: request the next one from its continuation".into());
-        }
-        c.core.chance = Some(p);
-        Ok(())
-    }
     let (c, i) = (ctx.clone(), info.clone());
     engine.register_fn("roll", move |count: INT, sides: INT, then: &str| -> NativeResult<()> {
-        if !(1..=1000).contains(&count) || !(1..=1_000_000).contains(&sides) {
-            return Err(format!("roll({count}, {sides}, ..): need 1..=1000 dice of 1..=1000000 faces").into());
+        // The dice are checked first, then the continuation.
+        if (1..=1000).contains(&count) && (1..=1_000_000).contains(&sides) {
+            i.check_continuation(then)?;
         }
-        i.check_continuation(then)?;
-        let p = PendingChance {
-            source: ChanceSource::Dice { sides: sides as u32 },
-            needed: count as u32,
-            got: Vec::new(),
-            then: then.into(),
-        };
-        request(&c, p)
+        Ok(c.borrow_mut().roll(count, sides, then)?)
     });
     let draw = |secret: bool| {
         let (c, i) = (ctx.clone(), info.clone());
         move |deck: &str, seat: INT, then: &str| -> NativeResult<()> {
             let d = i.deck(deck)?;
             i.check_continuation(then)?;
-            let visible_to = if secret {
-                Some(seat_arg(&c.borrow().core, seat)?)
-            } else {
-                None
-            };
-            if c.borrow().core.decks[d].is_empty() {
-                return Err(format!("deck '{deck}' is empty").into());
-            }
-            let p = PendingChance {
-                source: ChanceSource::Deck { deck: d, visible_to },
-                needed: 1,
-                got: Vec::new(),
-                then: then.into(),
-            };
-            request(&c, p)
+            let visible_to = secret.then_some(seat);
+            Ok(c.borrow_mut().draw(d, visible_to, then, &i.variant)?)
         }
     };
     engine.register_fn("draw_secret", draw(true));
@@ -718,14 +665,8 @@ fn register_cards(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) 
     let (c, i) = (ctx.clone(), info.clone());
     engine.register_fn("reveal", move |deck: &str, id: &str| -> NativeResult<()> {
         let d = i.deck(deck)?;
-        let card = i.variant.decks[d]
-            .card_index(id)
-            .ok_or_else(|| format!("deck '{deck}' has no card '{id}'"))? as u16;
-        for s in c.borrow_mut().core.secrets.iter_mut() {
-            if s.deck as usize == d && s.card == card {
-                s.revealed = true;
-            }
-        }
+        let card = i.card(d, deck, id)? as u16;
+        c.borrow_mut().reveal(d, card);
         Ok(())
     });
     // this.card_hook(deck, id, hook, args): runs the card's hook with the
@@ -811,23 +752,16 @@ fn register_helpers(engine: &mut Engine) {
     }
     // Number of distinct values: e.g. repair points from a roll.
     engine.register_fn("distinct", |a: Array| -> NativeResult<INT> {
-        let mut v = ints(&a)?;
-        v.sort_unstable();
-        v.dedup();
-        Ok(v.len() as INT)
+        Ok(natives::distinct(&ints(&a)?))
     });
     // Indices whose value is at least `min`: e.g. what can pay a cost.
     engine.register_fn("at_least", |a: Array, min: INT| -> NativeResult<Array> {
-        let mut out = Array::new();
-        for (i, v) in a.iter().enumerate() {
-            let x = v
-                .as_int()
-                .map_err(|t| format!("at_least: expected an array of numbers, found {t}"))?;
-            if x >= min {
-                out.push(Dynamic::from_int(i as INT));
-            }
-        }
-        Ok(out)
+        let values = a
+            .iter()
+            .map(|v| v.as_int())
+            .collect::<Result<Vec<INT>, _>>()
+            .map_err(|t| format!("at_least: expected an array of numbers, found {t}"))?;
+        Ok(to_array(&natives::at_least(&values, min)))
     });
     // Ordinal grid (see grid.rs): slots for a mover, moving, compacting.
     engine.register_fn(
@@ -872,7 +806,7 @@ fn register_helpers(engine: &mut Engine) {
 }
 
 /// The compiled scripts of a variant, with where each function came from.
-pub(crate) struct Compiled {
+struct Compiled {
     pub ast: AST,
     /// Script function name -> index into `Variant::files`.
     pub fn_files: HashMap<String, usize>,
@@ -881,7 +815,7 @@ pub(crate) struct Compiled {
 }
 
 /// Compiles every script of the variant; all syntax errors are reported.
-pub(crate) fn compile(engine: &Engine, variant: &Variant) -> Result<Compiled, Vec<Diagnostic>> {
+fn compile(engine: &Engine, variant: &Variant) -> Result<Compiled, Vec<Diagnostic>> {
     let mut ast = AST::empty();
     let mut fn_files = HashMap::new();
     let mut signatures = HashSet::new();
@@ -913,10 +847,7 @@ pub(crate) fn compile(engine: &Engine, variant: &Variant) -> Result<Compiled, Ve
 }
 
 /// Compiles every card script; each may define only its deck's hooks.
-pub(crate) fn compile_cards(
-    engine: &Engine,
-    variant: &Variant,
-) -> Result<Vec<Vec<Option<CardScript>>>, Vec<Diagnostic>> {
+fn compile_cards(engine: &Engine, variant: &Variant) -> Result<Vec<Vec<Option<CardScript>>>, Vec<Diagnostic>> {
     let mut diags = Vec::new();
     let mut out = Vec::new();
     for deck in &variant.decks {
@@ -1102,14 +1033,5 @@ mod tests {
         assert_eq!(ints("at_least([], 0)"), Vec::<INT>::new());
         let e = engine.eval::<Array>("at_least([1, \"x\"], 0)").unwrap_err();
         assert!(e.to_string().contains("expected an array of numbers"), "{e}");
-    }
-
-    #[test]
-    fn only_a_parameter_list_counts_as_an_anonymous_function() {
-        assert!(opens_anonymous_function("let ok = [1, 2].filter(|n| n < goal);"));
-        assert!(opens_anonymous_function("list.reduce(|sum, x| sum + x, 0)"));
-        assert!(!opens_anonymous_function("if goal > 2 || gaol > 5 {"));
-        assert!(!opens_anonymous_function("let x = 1; // |not| code"));
-        assert!(!opens_anonymous_function("let flags = a | 4;"));
     }
 }

@@ -8,11 +8,11 @@
 //! threads.
 
 use crate::bot;
-use crate::error::GameError;
-use crate::game::Game;
-use crate::record::Record;
-use crate::rng;
-use crate::state::{Seat, Status, ToMove};
+use rulesmith_core::error::GameError;
+use rulesmith_core::game::Game;
+use rulesmith_core::record::Record;
+use rulesmith_core::rng;
+use rulesmith_core::state::{Seat, Status, ToMove};
 use serde::Serialize;
 use std::collections::BTreeMap;
 

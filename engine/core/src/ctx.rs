@@ -1,0 +1,317 @@
+//! What the natives mean: [`Ctx`], the record a rule call acts on, with one
+//! method per native function holding its semantics and its error
+//! messages, and [`Names`], which resolves the names scripts use.
+//!
+//! Both rule engines call these: the interpreter's natives are thin
+//! wrappers (resolve the names, call the method, turn the message into a
+//! Rhai error), and compiled rules call them directly. Methods take
+//! resolved indices and return plain messages; the engine that called them
+//! adds the file, function and line.
+
+use crate::state::{Action, ChanceSource, Core, PendingChance, Seat, Status, MAX_ARGS};
+use crate::variant::Variant;
+use std::collections::HashMap;
+
+/// What a rule call may read and change. While a rule runs, the engine's
+/// [`Core`] is moved into it; requests that need more rule calls
+/// (entering a step, ending a turn, starting the turns) are queued here
+/// and carried out by the game once the call returns.
+#[derive(Default, Debug)]
+pub struct Ctx {
+    pub core: Core,
+    /// Legal actions collected by `add`.
+    pub legal: Vec<Action>,
+    /// True while a step's legal function runs: only then may it `add`.
+    pub collecting: bool,
+    /// Queued: enter this step.
+    pub enter: Option<usize>,
+    /// Queued: end the current turn.
+    pub end_turn: bool,
+    /// Queued: start the turn cycle with this seat.
+    pub start_turns: Option<Seat>,
+}
+
+impl Ctx {
+    fn seat(&self, seat: i64) -> Result<Seat, String> {
+        if seat < 0 || seat as usize >= self.core.seats {
+            return Err(format!("seat {seat} does not exist (seats are 0..{})", self.core.seats));
+        }
+        Ok(seat as usize)
+    }
+
+    fn request(&mut self, p: PendingChance) -> Result<(), String> {
+        if self.core.chance.is_some() {
+            return Err("a chance event is already pending: request the next one from its continuation".into());
+        }
+        self.core.chance = Some(p);
+        Ok(())
+    }
+
+    // ----- queries -------------------------------------------------------
+
+    pub fn seats(&self) -> i64 {
+        self.core.seats as i64
+    }
+
+    /// The seat whose turn it is; -1 before the turns start.
+    pub fn active(&self) -> i64 {
+        self.core.active.map_or(-1, |s| s as i64)
+    }
+
+    /// The seat whose decision is next; -1 for none.
+    pub fn actor(&self) -> i64 {
+        self.core.actor.map_or(-1, |s| s as i64)
+    }
+
+    pub fn turn(&self) -> i64 {
+        self.core.turn as i64
+    }
+
+    pub fn in_play(&self) -> i64 {
+        self.core.in_play() as i64
+    }
+
+    pub fn is_out(&self, seat: i64) -> Result<bool, String> {
+        Ok(self.core.out[self.seat(seat)?])
+    }
+
+    pub fn status(&self) -> &'static str {
+        match self.core.status() {
+            Status::Ongoing => "ongoing",
+            Status::Won(_) => "won",
+            Status::Draw => "draw",
+        }
+    }
+
+    /// The winner; -1 for none.
+    pub fn winner(&self) -> i64 {
+        match self.core.status() {
+            Status::Won(s) => s as i64,
+            _ => -1,
+        }
+    }
+
+    /// The current step; none during setup (scripts see "setup").
+    pub fn step(&self) -> Option<usize> {
+        self.core.step
+    }
+
+    /// Cards left in deck `deck`.
+    pub fn deck_left(&self, deck: usize) -> i64 {
+        self.core.decks[deck].len() as i64
+    }
+
+    // ----- flow ------------------------------------------------------------
+
+    pub fn enter_step(&mut self, step: usize) {
+        self.enter = Some(step);
+    }
+
+    pub fn end_turn(&mut self) -> Result<(), String> {
+        if self.core.active.is_none() {
+            return Err("end_turn() before start_turns(): there is no turn to end".into());
+        }
+        self.end_turn = true;
+        Ok(())
+    }
+
+    pub fn start_turns(&mut self, seat: i64) -> Result<(), String> {
+        let s = self.seat(seat)?;
+        if self.core.active.is_some() {
+            return Err("start_turns() was already called".into());
+        }
+        self.start_turns = Some(s);
+        Ok(())
+    }
+
+    pub fn set_actor(&mut self, seat: i64) -> Result<(), String> {
+        self.core.actor = Some(self.seat(seat)?);
+        Ok(())
+    }
+
+    pub fn eliminate(&mut self, seat: i64) -> Result<(), String> {
+        let s = self.seat(seat)?;
+        self.core.out[s] = true;
+        Ok(())
+    }
+
+    pub fn win(&mut self, seat: i64) -> Result<(), String> {
+        self.core.status.0 = Status::Won(self.seat(seat)?);
+        Ok(())
+    }
+
+    pub fn draw_game(&mut self) {
+        self.core.status.0 = Status::Draw;
+    }
+
+    /// Adds `delta` to statistic counter `index`.
+    pub fn stat(&mut self, index: usize, delta: i64) {
+        self.core.stats[index] += delta;
+    }
+
+    // ----- legal actions ---------------------------------------------------
+
+    /// A legal action of kind `kind`: its values are checked against the
+    /// action's template, and only a step's legal function may add.
+    pub fn add(&mut self, variant: &Variant, kind: u16, values: &[i64]) -> Result<(), String> {
+        variant.actions[kind as usize].template.check_values(values)?;
+        if !self.collecting {
+            return Err("add() may only be called from a step's legal function".into());
+        }
+        let mut args = [0i32; MAX_ARGS];
+        for (a, v) in args.iter_mut().zip(values) {
+            *a = *v as i32;
+        }
+        self.legal.push(Action {
+            kind,
+            len: values.len() as u8,
+            args,
+        });
+        Ok(())
+    }
+
+    // ----- chance ----------------------------------------------------------
+
+    /// Asks for `count` dice of `sides` faces; `then` receives them.
+    pub fn roll(&mut self, count: i64, sides: i64, then: &str) -> Result<(), String> {
+        if !(1..=1000).contains(&count) || !(1..=1_000_000).contains(&sides) {
+            return Err(format!(
+                "roll({count}, {sides}, ..): need 1..=1000 dice of 1..=1000000 faces"
+            ));
+        }
+        self.request(PendingChance {
+            source: ChanceSource::Dice { sides: sides as u32 },
+            needed: count as u32,
+            got: Vec::new(),
+            then: then.into(),
+        })
+    }
+
+    /// Asks for a card from deck `deck`, seen only by `visible_to` when
+    /// given (a secret draw), by everyone otherwise; `then` receives it.
+    pub fn draw(&mut self, deck: usize, visible_to: Option<i64>, then: &str, variant: &Variant) -> Result<(), String> {
+        let visible_to = match visible_to {
+            Some(seat) => Some(self.seat(seat)?),
+            None => None,
+        };
+        if self.core.decks[deck].is_empty() {
+            return Err(format!("deck '{}' is empty", variant.decks[deck].name));
+        }
+        self.request(PendingChance {
+            source: ChanceSource::Deck { deck, visible_to },
+            needed: 1,
+            got: Vec::new(),
+            then: then.into(),
+        })
+    }
+
+    /// A card dealt in secret becomes known to all.
+    pub fn reveal(&mut self, deck: usize, card: u16) {
+        for s in self.core.secrets.iter_mut() {
+            if s.deck as usize == deck && s.card == card {
+                s.revealed = true;
+            }
+        }
+    }
+}
+
+/// The names scripts use for actions, steps, decks, counters and
+/// parameters, resolved to indices (once per variant), with the messages
+/// for unknown ones.
+#[derive(Debug, Clone)]
+pub struct Names {
+    actions: HashMap<String, u16>,
+    steps: HashMap<String, usize>,
+    decks: HashMap<String, usize>,
+    stats: HashMap<String, usize>,
+    params: HashMap<String, usize>,
+    declared: Declared,
+}
+
+/// Every declared name in declaration order, for messages.
+#[derive(Debug, Clone)]
+struct Declared {
+    actions: Vec<String>,
+    steps: Vec<String>,
+    decks: Vec<String>,
+    stats: Vec<String>,
+    params: Vec<String>,
+}
+
+impl Names {
+    pub fn new(v: &Variant) -> Names {
+        let declared = Declared {
+            actions: v.actions.iter().map(|a| a.template.name.clone()).collect(),
+            steps: v.steps.iter().map(|s| s.name.clone()).collect(),
+            decks: v.decks.iter().map(|d| d.name.clone()).collect(),
+            stats: v.stats.iter().map(|(n, _)| n.clone()).collect(),
+            params: v.params.iter().map(|p| p.name.clone()).collect(),
+        };
+        fn index<T: TryFrom<usize>>(names: &[String]) -> HashMap<String, T>
+        where
+            T::Error: std::fmt::Debug,
+        {
+            names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (n.clone(), T::try_from(i).expect("fits")))
+                .collect()
+        }
+        Names {
+            actions: index(&declared.actions),
+            steps: index(&declared.steps),
+            decks: index(&declared.decks),
+            stats: index(&declared.stats),
+            params: index(&declared.params),
+            declared,
+        }
+    }
+
+    pub fn action(&self, name: &str) -> Result<u16, String> {
+        self.actions.get(name).copied().ok_or_else(|| {
+            format!(
+                "unknown action '{name}' (declared: {})",
+                self.declared.actions.join(", ")
+            )
+        })
+    }
+
+    pub fn step(&self, name: &str) -> Result<usize, String> {
+        self.steps
+            .get(name)
+            .copied()
+            .ok_or_else(|| format!("unknown step '{name}' (declared: {})", self.declared.steps.join(", ")))
+    }
+
+    pub fn deck(&self, name: &str) -> Result<usize, String> {
+        self.decks.get(name).copied().ok_or_else(|| {
+            format!(
+                "unknown deck '{name}' (declared decks: {})",
+                self.declared.decks.join(", ")
+            )
+        })
+    }
+
+    pub fn has_deck(&self, name: &str) -> bool {
+        self.decks.contains_key(name)
+    }
+
+    pub fn stat(&self, name: &str) -> Result<usize, String> {
+        self.stats.get(name).copied().ok_or_else(|| {
+            format!(
+                "unknown statistic '{name}' (declared in [stats]: {})",
+                self.declared.stats.join(", ")
+            )
+        })
+    }
+
+    /// The index of parameter `name` in `Variant::params`.
+    pub fn param(&self, name: &str) -> Result<usize, String> {
+        self.params.get(name).copied().ok_or_else(|| {
+            format!(
+                "unknown parameter '{name}' (declared: {})",
+                self.declared.params.join(", ")
+            )
+        })
+    }
+}

@@ -1,0 +1,13 @@
+//! Rulesmith's laboratory: what plays many games on a [`Game`], whichever
+//! rule engine runs it (interpreted or compiled).
+//!
+//! [`playout`] plays random games, [`bot`] holds the bots, [`sim`] plays
+//! games between bots and computes balance statistics, and [`fuzz`] hunts
+//! for broken invariants and engine contracts with proptest.
+
+pub mod bot;
+pub mod fuzz;
+pub mod playout;
+pub mod sim;
+
+pub use rulesmith_core::Game;
