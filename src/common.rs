@@ -106,3 +106,60 @@ pub fn parse_seat(text: &str, players: usize) -> Result<usize, Failure> {
         ))),
     }
 }
+
+/// A game record read for replaying, and the game it belongs to.
+pub struct RecordGame {
+    /// The record's text.
+    pub text: String,
+    pub game: Game,
+    pub players: usize,
+    /// Every override in force, as `KEY=VALUE`: the parameter file's, the
+    /// record's `# set:` headers, then `--set`.
+    pub sets: Vec<String>,
+}
+
+/// Reads a record (`-` is standard input) and loads the game it was played
+/// in: its `# set:` headers first (a deck relative to the record), then the
+/// command line's overrides, which win; its `# players:` header unless
+/// `players` is given. The same rules as `rulesmith replay`.
+pub fn record_game(
+    variant: &Path,
+    record: &Path,
+    players_given: Option<usize>,
+    args: &VariantArgs,
+) -> Result<RecordGame, Failure> {
+    use rulesmith_engine::record;
+    let text = if record.as_os_str() == "-" {
+        std::io::read_to_string(std::io::stdin())
+            .map_err(|e| Failure::input(format!("cannot read standard input: {e}")))?
+    } else {
+        std::fs::read_to_string(record)
+            .map_err(|e| Failure::input(format!("{}: cannot read record: {e}", record.display())))?
+    };
+    let base = record.parent().unwrap_or(Path::new(""));
+    let mut common = args.clone();
+    common.set = record::header_values(&text, "set")
+        .into_iter()
+        .map(|s| match s.split_once('=') {
+            Some((k, v)) if k.trim().starts_with("deck.") => format!("{}={}", k.trim(), base.join(v.trim()).display()),
+            _ => s.to_string(),
+        })
+        .chain(args.set.iter().cloned())
+        .collect();
+    let game = load_game(variant, &common)?;
+    let from_header = match record::header_values(&text, "players").first() {
+        Some(p) => Some(
+            p.parse::<usize>()
+                .map_err(|_| Failure::input(format!("{}: '# players: {p}' is not a number", record.display())))?,
+        ),
+        None => None,
+    };
+    let players = players(&game, players_given.or(from_header))?;
+    let sets = all_sets(&common)?;
+    Ok(RecordGame {
+        text,
+        game,
+        players,
+        sets,
+    })
+}

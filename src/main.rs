@@ -31,6 +31,7 @@ mod replay;
 mod report;
 mod schema;
 mod simulate;
+mod view;
 
 use clap::{Parser, Subcommand};
 use std::io::Write as _;
@@ -65,6 +66,9 @@ enum Command {
     /// Time random games on one thread and show which script functions
     /// the time goes to.
     Profile(profile::Args),
+    /// Write a replay viewer: one self-contained HTML page that steps
+    /// through a game record.
+    View(view::Args),
 }
 
 /// Failure of a command: the message is for the user, already formatted.
@@ -102,6 +106,7 @@ fn main() -> ExitCode {
         Command::Compare(a) => simulate::compare(a),
         Command::Schema(a) => schema::run(a),
         Command::Profile(a) => profile::run(a),
+        Command::View(a) => view::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
