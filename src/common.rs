@@ -128,7 +128,7 @@ pub fn record_game(
     players_given: Option<usize>,
     args: &VariantArgs,
 ) -> Result<RecordGame, Failure> {
-    use rulesmith_engine::record;
+    use rulesmith_core::record;
     let text = if record.as_os_str() == "-" {
         std::io::read_to_string(std::io::stdin())
             .map_err(|e| Failure::input(format!("cannot read standard input: {e}")))?

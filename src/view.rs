@@ -9,9 +9,9 @@
 
 use crate::common::{record_game, VariantArgs};
 use crate::Failure;
-use rulesmith_engine::record::{self, Entry};
-use rulesmith_engine::state::{ChanceSource, PendingChance};
-use rulesmith_engine::{Game, State, ToMove};
+use rulesmith_core::record::{self, Entry};
+use rulesmith_core::state::{ChanceSource, PendingChance};
+use rulesmith_core::{Game, State, ToMove};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -138,7 +138,7 @@ fn frame(
     decision: usize,
     entry: Option<(usize, String, Option<usize>)>,
     secret_to: Option<usize>,
-) -> Result<Value, rulesmith_engine::GameError> {
+) -> Result<Value, rulesmith_core::GameError> {
     let (legal, mover) = match state.to_move() {
         ToMove::Decision(s) => (game.texts(&game.legal_actions(state)?), Some(s)),
         _ => (Vec::new(), None),
