@@ -2,7 +2,7 @@
 //! choosing the number of players, naming seats.
 
 use crate::Failure;
-use rulesmith_core::{Game, Variant};
+use rulesmith_core::{Diagnostic, Game, Variant};
 use std::path::Path;
 
 /// Options every command that runs games takes.
@@ -17,35 +17,76 @@ pub struct VariantArgs {
     pub params: Option<std::path::PathBuf>,
 }
 
-/// The overrides of a parameter file, as `KEY=VALUE` texts.
-pub fn params_file(path: &Path) -> Result<Vec<String>, Failure> {
+/// One line of a parameter file: `KEY=VALUE` text, and where it was written.
+pub struct ParamLine {
+    pub set: String,
+    /// The value's place in the file, for diagnostics.
+    offset: usize,
+}
+
+/// A parameter file, read: its lines in file order.
+pub struct ParamsFile {
+    pub path: std::path::PathBuf,
+    pub text: String,
+    pub lines: Vec<ParamLine>,
+}
+
+impl ParamsFile {
+    /// A diagnostic at `offset` of the file: `FILE:LINE:COLUMN: message`
+    /// with the line quoted, like a variant's.
+    fn error(&self, offset: usize, message: String) -> Failure {
+        Failure::input(format!(
+            "error: {}",
+            Diagnostic::new(&self.path, message).at_offset(&self.text, offset)
+        ))
+    }
+}
+
+/// Reads a parameter file (`NAME = VALUE` lines).
+pub fn params_file(path: &Path) -> Result<ParamsFile, Failure> {
     let text =
         std::fs::read_to_string(path).map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?;
-    let table: toml::Table = toml::from_str(&text).map_err(|e| {
-        let line = e.span().map_or(0, |s| text[..s.start].matches('\n').count() + 1);
-        Failure::input(format!("{}:{line}: {}", path.display(), e.message().trim()))
-    })?;
-    let mut out = Vec::new();
-    for (k, v) in table {
-        let value = match v {
+    let mut file = ParamsFile {
+        path: path.to_path_buf(),
+        text,
+        lines: Vec::new(),
+    };
+    type Spanned<T> = toml::Spanned<T>;
+    let table: std::collections::BTreeMap<Spanned<String>, Spanned<toml::Value>> = match toml::from_str(&file.text) {
+        Ok(t) => t,
+        Err(e) => {
+            let offset = e.span().map_or(0, |s| s.start);
+            let message = e
+                .message()
+                .trim()
+                .replace("expected a map", "expected NAME = VALUE lines");
+            return Err(file.error(offset, message));
+        }
+    };
+    let mut entries: Vec<_> = table.into_iter().collect();
+    entries.sort_by_key(|(k, _)| k.span().start);
+    for (k, v) in entries {
+        let value = match v.get_ref() {
             toml::Value::Integer(i) => i.to_string(),
             toml::Value::Boolean(b) => b.to_string(),
-            toml::Value::String(s) => s,
+            toml::Value::String(s) => s.clone(),
             other => {
-                let line = text
-                    .lines()
-                    .position(|l| l.trim_start().starts_with(&k))
-                    .map_or(0, |i| i + 1);
-                return Err(Failure::input(format!(
-                    "{}:{line}: parameter '{k}' must be a whole number, true/false or a string, not {}",
-                    path.display(),
-                    other.type_str()
-                )));
+                return Err(file.error(
+                    v.span().start,
+                    format!(
+                        "parameter '{}' must be a whole number, true/false or a string, not {}",
+                        k.get_ref(),
+                        other.type_str()
+                    ),
+                ))
             }
         };
-        out.push(format!("{k}={value}"));
+        file.lines.push(ParamLine {
+            set: format!("{}={value}", k.get_ref()),
+            offset: v.span().start,
+        });
     }
-    Ok(out)
+    Ok(file)
 }
 
 /// Loads, overrides and compiles a variant.
@@ -54,7 +95,7 @@ pub fn params_file(path: &Path) -> Result<Vec<String>, Failure> {
 /// game that was played.
 pub fn all_sets(args: &VariantArgs) -> Result<Vec<String>, Failure> {
     let mut sets = match &args.params {
-        Some(p) => params_file(p)?,
+        Some(p) => params_file(p)?.lines.into_iter().map(|l| l.set).collect(),
         None => Vec::new(),
     };
     sets.extend(args.set.iter().cloned());
@@ -68,7 +109,15 @@ pub fn load_game(path: &Path, args: &VariantArgs) -> Result<Game, Failure> {
 /// The variant at `path` with the command line's parameter overrides.
 pub fn load_variant(path: &Path, args: &VariantArgs) -> Result<Variant, Failure> {
     let mut variant = Variant::load(path).map_err(|e| Failure::input(e.to_string()))?;
-    for s in all_sets(args)?.iter() {
+    // The parameter file first, each error at its line; then `--set`.
+    if let Some(p) = &args.params {
+        let file = params_file(p)?;
+        for line in &file.lines {
+            let (k, v) = line.set.split_once('=').expect("written as KEY=VALUE");
+            variant.set(k, v).map_err(|e| file.error(line.offset, e))?;
+        }
+    }
+    for s in args.set.iter() {
         let Some((k, v)) = s.split_once('=') else {
             return Err(Failure::usage(format!(
                 "--set {s}: expected KEY=VALUE, e.g. --set max_power=8"

@@ -3,6 +3,7 @@
 
 use crate::common::{load_game, parse_seat, players, VariantArgs};
 use crate::Failure;
+use rulesmith_core::error::clip;
 use rulesmith_core::{record, ToMove};
 use std::path::PathBuf;
 
@@ -49,13 +50,27 @@ pub fn run(args: Args) -> Result<(), Failure> {
         });
     common.set = from_header.chain(args.common.set.clone()).collect();
     let game = load_game(&args.variant, &common)?;
-    let from_header = match record::header_values(&text, "players").first() {
-        Some(p) => Some(
-            p.parse::<usize>()
-                .map_err(|_| Failure::input(format!("{}: '# players: {p}' is not a number", args.record.display())))?,
-        ),
-        None => None,
-    };
+    // A bad `# players:` line is the record's fault (exit 1, at its line);
+    // the command line's `--players` wins over it.
+    if args.players.is_none() {
+        if let Some((line, p)) = header_line(&text, "players") {
+            let range = game.variant().players;
+            let at = format!("{}:{line}: '# players: {}'", args.record.display(), clip(p));
+            match p.parse::<usize>() {
+                Ok(n) if (range.min..=range.max).contains(&n) => {}
+                Ok(_) => {
+                    return Err(Failure::input(format!(
+                        "{at}: variant '{}' takes {} to {} players",
+                        game.variant().name,
+                        range.min,
+                        range.max
+                    )))
+                }
+                Err(_) => return Err(Failure::input(format!("{at}: expected a number of players"))),
+            }
+        }
+    }
+    let from_header = header_line(&text, "players").and_then(|(_, p)| p.parse::<usize>().ok());
     let n = players(&game, args.players.or(from_header))?;
     let viewer = args.view.as_deref().map(|v| parse_seat(v, n)).transpose()?;
     let state = record::replay(&game, n, &text, &args.record).map_err(|e| Failure::input(e.to_string()))?;
@@ -89,4 +104,13 @@ pub fn run(args: Args) -> Result<(), Failure> {
         crate::outln!("every invariant holds");
     }
     Ok(())
+}
+
+/// The first `# KEY: VALUE` header line of a record: its number (1-based)
+/// and value.
+fn header_line<'a>(text: &'a str, key: &str) -> Option<(usize, &'a str)> {
+    text.lines().enumerate().find_map(|(i, l)| {
+        let v = record::header_values(l, key).into_iter().next()?;
+        Some((i + 1, v))
+    })
 }

@@ -179,3 +179,49 @@ fn closed_output_pipes_end_quietly_instead_of_panicking() {
     drop(child.stderr.take());
     assert_eq!(child.wait().expect("exits").code(), Some(0));
 }
+
+/// A file under the system's temporary folder, unique to this test.
+fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("rulesmith-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn a_bad_players_header_is_the_records_fault_at_its_line() {
+    let record = temp_file("players.record", "# a game\n# players: 9\nchance emerald\n");
+    let o = rulesmith(&["replay", "variants/sirius-basic", record.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("players.record:2: '# players: 9'"), "{e}");
+    assert!(!e.contains("--players"), "{e}");
+}
+
+#[test]
+fn parameter_file_errors_name_file_line_and_column() {
+    let params = temp_file("bad.params.toml", "# tuning\nstart_power = 99\n");
+    let o = rulesmith(&["check", "variants/sirius-basic", "--params", params.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("bad.params.toml:2:15: parameter 'start_power'"), "{e}");
+    assert!(e.contains("2 | start_power = 99"), "{e}");
+    let params = temp_file("typo.params.toml", "start_power = 4\nno_such = 1\n");
+    let o = rulesmith(&["check", "variants/sirius-basic", "--params", params.to_str().unwrap()]);
+    assert!(
+        stderr(&o).contains("typo.params.toml:2:11: unknown parameter 'no_such'"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_huge_record_line_is_not_echoed_whole() {
+    let record = temp_file("huge.record", &format!("P1 {}\n", "x".repeat(10_000_000)));
+    let o = rulesmith(&["replay", "variants/sirius-basic", record.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(e.len() < 2_000, "{} bytes of error", e.len());
+    assert!(e.contains("xxx…"), "{e}");
+}

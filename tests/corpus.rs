@@ -5,7 +5,9 @@
 //!   (`Variant::load`, then `rulesmith_rhai::interpreted`). Beside it, `CASE.expect` holds one
 //!   expected diagnostic per line, `FILE:LINE: TEXT`: a diagnostic in FILE
 //!   (relative to the case folder) on LINE (0: the file as a whole) whose
-//!   message contains TEXT. Every line must match a diagnostic.
+//!   message contains TEXT. Every line must match a diagnostic. A first
+//!   line `exactly` means there must be no other diagnostic either (a real
+//!   problem reported alone, without its consequences).
 //! - `tests/corpus/records/CASE.record`: a game record whose replay must fail.
 //!   Beside it, `CASE.expect` holds `LINE: TEXT` lines: the failure is on that
 //!   record line and its message contains TEXT. The header may say
@@ -114,14 +116,39 @@ fn load_diagnostics(dir: &Path) -> Vec<Diagnostic> {
     }
 }
 
+/// True when `message` holds a name of `raw.rs` (`Raw` and a capital).
+fn rust_name(message: &str) -> bool {
+    message
+        .match_indices("Raw")
+        .any(|(i, _)| message[i + 3..].starts_with(|c: char| c.is_ascii_uppercase()))
+}
+
 fn check_variant_case(dir: &Path) -> Result<(), String> {
-    let expected = expect_lines(&dir.with_extension("expect"))?
-        .iter()
-        .map(|l| parse_expected(l))
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut lines = expect_lines(&dir.with_extension("expect"))?;
+    let exactly = lines.first().is_some_and(|l| l == "exactly");
+    if exactly {
+        lines.remove(0);
+    }
+    let expected = lines.iter().map(|l| parse_expected(l)).collect::<Result<Vec<_>, _>>()?;
     let diags = no_panic(|| load_diagnostics(dir))?;
     if diags.is_empty() {
         return Err("the variant loaded without error".into());
+    }
+    // No Rust type name may reach a designer ("expected struct RawPlayers").
+    if let Some(d) = diags
+        .iter()
+        .find(|d| d.message.contains("struct ") || rust_name(&d.message))
+    {
+        return Err(format!("  a Rust type name leaks: {}", show(d, dir)));
+    }
+    if exactly && diags.len() != expected.len() {
+        let actual: Vec<String> = diags.iter().map(|d| format!("  actual   {}", show(d, dir))).collect();
+        return Err(format!(
+            "  expected exactly {} diagnostic(s), got {}\n{}",
+            expected.len(),
+            diags.len(),
+            actual.join("\n")
+        ));
     }
     let missing: Vec<String> = expected
         .iter()

@@ -106,3 +106,17 @@ fn scripts_cannot_load_files_or_evaluate_strings() {
         "{msg}"
     );
 }
+
+#[test]
+fn an_error_in_a_helper_names_the_helper_and_the_calls_that_led_there() {
+    let (err, _) = lock_on_hostile_card("nested");
+    let msg = err.to_string();
+    assert!(msg.contains("script error in helper() at"), "{msg}");
+    assert!(msg.contains("hostile.rhai:10:"), "{msg}");
+    // Backtrace style, outermost last.
+    let from_hook = msg
+        .find("called from fn on_locked at")
+        .unwrap_or_else(|| panic!("{msg}"));
+    assert!(msg[from_hook..].starts_with("called from fn on_locked at"), "{msg}");
+    assert!(msg[from_hook..].contains("hostile.rhai:5:"), "{msg}");
+}

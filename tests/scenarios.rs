@@ -166,3 +166,16 @@ fn scenario_directories_name_real_variants() {
         );
     }
 }
+
+/// `super_NAME`: each override of a three-level chain adds to the setup it
+/// replaced (see docs/variant-format.md).
+#[test]
+fn overrides_call_the_definition_they_replaced_three_levels_deep() {
+    for (variant, count) in [("base", 0), ("child", 10), ("grandchild", 110)] {
+        let v = Variant::load(root().join("tests/super").join(variant)).unwrap_or_else(|e| panic!("{e}"));
+        let g = rulesmith_rhai::interpreted(v).unwrap_or_else(|e| panic!("{e}"));
+        let state = g.new_game(2).unwrap();
+        let summary = g.summary(&state, None).unwrap();
+        assert_eq!(summary["count"], count, "{variant}: {summary}");
+    }
+}

@@ -69,8 +69,8 @@ impl fmt::Display for Diagnostic {
         write!(f, ": {}", self.message)?;
         if let Some(src) = &self.source_line {
             let gutter = self.line.to_string().len();
-            write!(f, "\n{:gutter$} |\n{} | {}", "", self.line, src)?;
-            if self.column > 0 {
+            write!(f, "\n{:gutter$} |\n{} | {}", "", self.line, clip(src))?;
+            if self.column > 0 && self.column <= ECHO_LIMIT {
                 let pad: String = src
                     .chars()
                     .take(self.column - 1)
@@ -131,9 +131,9 @@ pub struct ScriptError {
 pub enum GameError {
     #[error(transparent)]
     Script(#[from] ScriptError),
-    #[error("'{text}' is not legal now; legal: {}", list(.legal))]
+    #[error("'{}' is not legal now; legal: {}", clip(.text), list(.legal))]
     Illegal { text: String, legal: Vec<String> },
-    #[error("'{text}' is not an action of this game; expected one of: {}", list(.legal))]
+    #[error("'{}' is not an action of this game; expected one of: {}", clip(.text), list(.legal))]
     Unparsable { text: String, legal: Vec<String> },
     #[error("{seat} cannot act now: {expected}")]
     WrongSeat { seat: String, expected: String },
@@ -141,7 +141,7 @@ pub enum GameError {
     ChanceDue { expected: String },
     #[error("no chance outcome is due now: {expected}")]
     NoChanceDue { expected: String },
-    #[error("'{text}' is not a possible outcome; expected {expected}")]
+    #[error("'{}' is not a possible outcome; expected {expected}", clip(.text))]
     BadOutcome { text: String, expected: String },
     #[error("the game is over")]
     GameOver,
@@ -151,6 +151,19 @@ pub enum GameError {
     /// legal action). This is a bug in the variant, not in the input.
     #[error("rule set error: {0}")]
     Rules(String),
+}
+
+/// How many characters of a designer's or player's text a message echoes.
+pub const ECHO_LIMIT: usize = 200;
+
+/// `text` as an error message echoes it: whole up to [`ECHO_LIMIT`]
+/// characters, else cut there with an ellipsis (a 10 MB record line is not
+/// printed back).
+pub fn clip(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(ECHO_LIMIT) {
+        None => text.into(),
+        Some((end, _)) => format!("{}…", &text[..end]).into(),
+    }
 }
 
 fn list(items: &[String]) -> String {
@@ -173,4 +186,23 @@ pub struct RecordError {
     pub message: String,
     /// The underlying game error, when there is one.
     pub cause: Option<Box<GameError>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_texts_are_cut_with_an_ellipsis() {
+        assert_eq!(clip("P1 pass"), "P1 pass");
+        let long = "x".repeat(10_000_000);
+        let cut = clip(&long);
+        assert_eq!(cut.chars().count(), ECHO_LIMIT + 1);
+        assert!(cut.ends_with('…'));
+        let e = GameError::Unparsable {
+            text: long,
+            legal: vec!["pass".into()],
+        };
+        assert!(e.to_string().len() < 400);
+    }
 }

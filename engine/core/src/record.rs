@@ -6,7 +6,7 @@
 //! through exactly those entries and stops at the first line that does not
 //! fit, naming it.
 
-use crate::error::{GameError, RecordError};
+use crate::error::{clip, GameError, RecordError};
 use crate::game::Game;
 use crate::state::{Outcome, Seat, State, ToMove};
 use std::fmt::Write as _;
@@ -115,22 +115,30 @@ pub fn parse_line(number: usize, raw: &str, file: &Path) -> Result<Option<Line>,
             [x] => Entry::Chance((*x).to_string()),
             [] => {
                 return Err(err(format!(
-                    "'{content}': a chance line needs an outcome, e.g. 'chance 4'"
+                    "'{}': a chance line needs an outcome, e.g. 'chance 4'",
+                    clip(content)
                 )))
             }
-            _ => return Err(err(format!("'{content}': a chance line holds exactly one outcome"))),
+            _ => {
+                return Err(err(format!(
+                    "'{}': a chance line holds exactly one outcome",
+                    clip(content)
+                )))
+            }
         }
     } else if let Some(seat) = parse_seat(first) {
         let action = tokens.collect::<Vec<_>>().join(" ");
         if action.is_empty() {
             return Err(err(format!(
-                "'{content}': a decision line needs an action after the seat"
+                "'{}': a decision line needs an action after the seat",
+                clip(content)
             )));
         }
         Entry::Decision { seat, action }
     } else {
         return Err(err(format!(
-            "'{content}': expected 'Pk ACTION' (a seat such as P1, then an action) or 'chance OUTCOME'"
+            "'{}': expected 'Pk ACTION' (a seat such as P1, then an action) or 'chance OUTCOME'",
+            clip(content)
         )));
     };
     Ok(Some(Line {
@@ -188,7 +196,7 @@ pub fn apply_line(game: &Game, state: &mut State, line: &Line, file: &Path) -> R
         file: PathBuf::from(file),
         line: line.number,
         text: line.text.clone(),
-        message: format!("'{}': {message}", line.text),
+        message: format!("'{}': {message}", clip(&line.text)),
         cause: cause.map(Box::new),
     };
     match (&line.entry, state.to_move()) {

@@ -906,31 +906,31 @@ fn compile_cards(engine: &Engine, variant: &Variant) -> Result<Vec<Vec<Option<Ca
     }
 }
 
-/// Turns a Rhai failure into a [`ScriptError`] naming file, function, line.
+/// Turns a Rhai failure into a [`ScriptError`] naming the innermost script
+/// function, its file and line, with the calls that led there, backtrace
+/// style (`called from fn X at FILE:LINE:COLUMN`, outermost last).
 pub(crate) fn script_error(
     variant: &Variant,
     fn_files: &HashMap<String, usize>,
     called: &str,
     err: EvalAltResult,
 ) -> ScriptError {
-    // Walk nested calls to the innermost script function.
-    let mut function = called.to_string();
+    // Rhai nests an `ErrorInFunctionCall` per script call, holding where the
+    // call was written in its caller. Frames: (function, position of the call
+    // to it in the frame before), outermost first.
+    let mut frames: Vec<(String, Position)> = vec![(called.to_string(), Position::NONE)];
     let mut err = &err;
-    let mut pos = err.position();
     while let EvalAltResult::ErrorInFunctionCall(name, _src, inner, p) = err {
         if fn_files.contains_key(name.as_str()) {
-            function = name.clone();
+            if frames.len() == 1 && name == called && frames[0].1.is_none() {
+                // The entry point itself, wrapped by the call from Rust.
+            } else {
+                frames.push((name.clone(), *p));
+            }
         }
-        pos = if inner.position().is_none() {
-            *p
-        } else {
-            inner.position()
-        };
         err = inner;
     }
-    if pos == Position::NONE {
-        pos = err.position();
-    }
+    let mut pos = err.position();
     let message = match err {
         EvalAltResult::ErrorTooManyOperations(_) => {
             "the script ran too long (operation limit reached): an endless loop or runaway recursion?".to_string()
@@ -947,20 +947,37 @@ pub(crate) fn script_error(
             }
         }
     };
-    let file_index = fn_files.get(&function).copied();
+    let file_of = |f: &str| {
+        fn_files
+            .get(f)
+            .map(|&i| variant.files[i].path.clone())
+            .unwrap_or_else(|| PathBuf::from("<script>"))
+    };
+    let function = frames.last().map(|f| f.0.clone()).unwrap_or_default();
     if pos == Position::NONE {
-        // A limit hit in the function first called has no position of its
-        // own: point at the function's definition.
-        if let Some(f) = file_index {
+        // A limit hit has no position of its own (Rhai moves it to each call
+        // site on the way out, and the first call has none): point at the
+        // innermost function's definition.
+        if let Some(&f) = fn_files.get(&function) {
             pos = Position::new(fn_line(&variant.files[f].text, &function).max(1) as u16, 1);
         }
     }
-    let file = fn_files
-        .get(&function)
-        .map(|&f| variant.files[f].path.clone())
-        .unwrap_or_else(|| PathBuf::from("<script>"));
+    // The backtrace: each frame's call, written in the frame before it.
+    let mut message = message;
+    for i in (1..frames.len()).rev() {
+        let (caller, at) = (&frames[i - 1].0, frames[i].1);
+        let _ = std::fmt::Write::write_fmt(
+            &mut message,
+            format_args!(
+                "\n  called from fn {caller} at {}:{}:{}",
+                file_of(caller).display(),
+                at.line().unwrap_or(0),
+                at.position().unwrap_or(0)
+            ),
+        );
+    }
     ScriptError {
-        file,
+        file: file_of(&function),
         function,
         line: pos.line().unwrap_or(0),
         column: pos.position().unwrap_or(0),

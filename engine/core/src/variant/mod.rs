@@ -10,6 +10,7 @@
 //! sees them all at once.
 
 mod raw;
+mod supers;
 
 use crate::error::{Diagnostic, LoadError};
 use crate::notation::{SlotType, Template};
@@ -256,9 +257,23 @@ impl Variant {
         };
         let mut loader = Loader::default();
         let chain = loader.read_chain(&file);
+        if loader.broken_chain {
+            // The chain stops short (a loop, a missing or unreadable
+            // variant): what the merge would miss ("missing [turn] ...") is
+            // only a consequence, so the real problem is reported alone.
+            return Err(LoadError::new(loader.diags));
+        }
         let variant = loader.build(chain, file.parent().unwrap_or(Path::new(".")));
         match variant {
-            Some(v) if loader.diags.is_empty() => Ok(v),
+            Some(v) if loader.diags.is_empty() => {
+                // Names the scripts spell out that the variant lacks.
+                let lint = crate::lint::lint(&v);
+                if lint.is_empty() {
+                    Ok(v)
+                } else {
+                    Err(LoadError::new(lint))
+                }
+            }
             v => {
                 // The data is broken, but the scripts' syntax errors are
                 // worth reporting in the same run.
@@ -344,6 +359,58 @@ impl Variant {
     }
 }
 
+/// What a designer writes where serde would name one of `raw.rs`'s structs
+/// ("expected struct RawPlayers"): the Rust names never reach a message.
+const STRUCT_EXAMPLES: &[(&str, &str)] = &[
+    ("RawFile", "[variant] name = \"...\" (a variant file is a TOML table)"),
+    (
+        "RawHeader",
+        "[variant] with name = \"...\", players = { min = 2, max = 4 }, scripts = [\"rules.rhai\"]",
+    ),
+    ("RawPlayers", "players = { min = 2, max = 4 }"),
+    (
+        "RawParam",
+        "[params.goal] with value = 6 (and optionally min, max, doc)",
+    ),
+    (
+        "RawAction",
+        "[actions.take] with text = \"take {n:int}\" and apply = \"do_take\"",
+    ),
+    (
+        "RawStep",
+        "[steps.main] with legal = \"main_legal\" (and optionally enter, actor, doc)",
+    ),
+    (
+        "RawTurn",
+        "[turn] with steps = [\"main\"] (and optionally on_start, on_end)",
+    ),
+    ("RawSetup", "[setup] with run = \"setup\""),
+    (
+        "RawEnd",
+        "[end] with last_standing = true or max_turns = \"a_parameter\"",
+    ),
+    (
+        "RawOutput",
+        "[output] with summary = \"summary\" (or evaluate, labels, render, key_order)",
+    ),
+    (
+        "RawDeckRef",
+        "[decks.lifeboats] with file = \"lifeboats.toml\" (and optionally fields, hooks)",
+    ),
+    (
+        "RawField",
+        "[decks.NAME.fields] hull = { type = \"int\", min = 1, max = 6 }",
+    ),
+    (
+        "RawInvariant",
+        "[invariants.power_in_range] with check = \"power_in_range\"",
+    ),
+    (
+        "RawDeckFile",
+        "[[cards]] id = \"...\" (a deck file is a list of [[cards]] tables)",
+    ),
+];
+
 /// A TOML error in a designer's words: types as a designer names them, and
 /// the key the error is about.
 fn toml_message(e: &toml::de::Error, text: &str) -> String {
@@ -354,6 +421,12 @@ fn toml_message(e: &toml::de::Error, text: &str) -> String {
     m = m
         .replace("expected a sequence", "expected an array [...]")
         .replace("expected a map", "expected a table");
+    for (rust, example) in STRUCT_EXAMPLES {
+        m = m.replace(
+            &format!("expected struct {rust}"),
+            &format!("expected a table, e.g. {example}"),
+        );
+    }
     if m.starts_with("invalid type") {
         if let Some(span) = e.span() {
             let line_start = text[..span.start.min(text.len())].rfind('\n').map_or(0, |i| i + 1);
@@ -424,6 +497,8 @@ struct Loader {
     diags: Vec<Diagnostic>,
     /// Script files read, as indices into `files`.
     script_files: Vec<usize>,
+    /// An `extends` chain that could not be followed to its root.
+    broken_chain: bool,
 }
 
 impl Loader {
@@ -499,6 +574,7 @@ impl Loader {
                     &loc,
                     format!("variants extend each other in a loop: {}", cycle.join(" -> ")),
                 );
+                self.broken_chain = true;
                 break;
             }
             seen.push(canonical);
@@ -518,6 +594,7 @@ impl Loader {
                         "not a variant: expected a folder holding variant.toml, or a .toml file",
                     ));
                 }
+                self.broken_chain = true;
                 break;
             }
             if !path.exists() {
@@ -531,10 +608,17 @@ impl Loader {
                         "no such variant (expected a folder holding variant.toml, or a .toml file)",
                     )),
                 }
+                self.broken_chain = true;
                 break;
             }
-            let Some(id) = self.read(&path) else { break };
+            let Some(id) = self.read(&path) else {
+                self.broken_chain = true;
+                break;
+            };
             let Some(raw) = self.parse_toml::<RawFile>(id) else {
+                // Only a parent's broken TOML breaks the chain; the first
+                // file's is reported with its scripts' errors as before.
+                self.broken_chain |= !chain.is_empty();
                 break;
             };
             if let Some(ext) = raw.variant.as_ref().and_then(|h| h.extends.as_ref()) {
@@ -712,6 +796,10 @@ impl Loader {
                 );
             }
         }
+
+        // `super_NAME` calls: rename what each override replaced.
+        let supers = supers::resolve(&mut self.files, &scripts);
+        self.diags.extend(supers);
 
         // Players.
         let players = match players {
@@ -1138,5 +1226,21 @@ fn clean(path: &Path) -> PathBuf {
         PathBuf::from(".")
     } else {
         out.iter().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every struct a TOML value is read into has words for a designer.
+    #[test]
+    fn every_raw_struct_has_an_example() {
+        for line in include_str!("raw.rs").lines() {
+            if let Some(rest) = line.strip_prefix("pub struct ") {
+                let name = rest.split_whitespace().next().unwrap_or("");
+                assert!(STRUCT_EXAMPLES.iter().any(|(n, _)| *n == name), "{name} has no example");
+            }
+        }
     }
 }

@@ -1,0 +1,168 @@
+//! Load-time checks of names the scripts spell out as string literals.
+//!
+//! A card calling `stat("x")` for a counter its variant does not declare
+//! would otherwise pass `check` and fail only when a game reaches it. The
+//! lint walks the Rhai syntax tree of every rule script and card script and
+//! checks the first string literal of these natives against the variant:
+//!
+//! | call | the literal must name |
+//! | --- | --- |
+//! | `stat(LIT, ..)` | a counter (`[stats]`) |
+//! | `enter_step(LIT)` | a step |
+//! | `add(LIT, ..)`, `add_all(LIT, ..)` | an action |
+//! | `draw(LIT, ..)`, `draw_secret(LIT, ..)`, `card(LIT, ..)`, `reveal(LIT, ..)`, `deck_left(LIT)`, `card_ids(LIT)` | a deck |
+//! | `param(LIT)` | a parameter |
+//! | `roll(.., .., LIT)`, `draw(.., LIT)`, `draw_secret(.., .., LIT)` | a rule-script function (the continuation) |
+//!
+//! Names computed at run time are not checked. A deck name that also
+//! appears in a `has_deck(LIT)` call anywhere in the scripts is exempt: a
+//! shared script may name a deck that only some variants declare, behind
+//! `if has_deck("lifeboats") { .. }`.
+
+use crate::error::Diagnostic;
+use crate::variant::Variant;
+use rhai::{ASTNode, Expr, FnCallExpr, Position, Stmt, AST};
+use std::collections::HashSet;
+
+/// One call found: the native's name, its literal arguments (by index), and
+/// where each is.
+struct Call {
+    name: String,
+    args: Vec<Option<(String, Position)>>,
+}
+
+fn calls(ast: &AST) -> Vec<Call> {
+    let mut out = Vec::new();
+    let mut visit = |x: &FnCallExpr| {
+        let args = x
+            .args
+            .iter()
+            .map(|a| match a {
+                Expr::StringConstant(s, pos) => Some((s.to_string(), *pos)),
+                _ => None,
+            })
+            .collect();
+        out.push(Call {
+            name: x.name.to_string(),
+            args,
+        });
+    };
+    ast.walk(&mut |path: &[ASTNode]| {
+        match path.last() {
+            Some(ASTNode::Expr(Expr::FnCall(x, _))) => visit(x),
+            Some(ASTNode::Stmt(Stmt::FnCall(x, _))) => visit(x),
+            _ => {}
+        }
+        true
+    });
+    out
+}
+
+/// Every literal name in the variant's rule and card scripts that names
+/// nothing the variant declares, as located diagnostics.
+pub fn lint(v: &Variant) -> Vec<Diagnostic> {
+    let engine = crate::source::sandbox(crate::rules::Limits::default());
+    let card_files: Vec<usize> = v
+        .decks
+        .iter()
+        .flat_map(|d| d.cards.iter().filter_map(|c| c.script))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    // Parsed files (syntax errors are reported elsewhere).
+    let parsed: Vec<(usize, AST)> = v
+        .scripts
+        .iter()
+        .chain(&card_files)
+        .filter_map(|&f| engine.compile(&v.files[f].text).ok().map(|ast| (f, ast)))
+        .collect();
+    let found: Vec<(usize, Vec<Call>)> = parsed.iter().map(|(f, ast)| (*f, calls(ast))).collect();
+    let guarded: HashSet<&str> = found
+        .iter()
+        .flat_map(|(_, cs)| cs.iter())
+        .filter(|c| c.name == "has_deck")
+        .filter_map(|c| c.args.first()?.as_ref().map(|(s, _)| s.as_str()))
+        .collect();
+    let rule_fns: HashSet<String> = parsed
+        .iter()
+        .filter(|(f, _)| v.scripts.contains(f))
+        .flat_map(|(_, ast)| ast.iter_functions().map(|f| f.name.to_string()).collect::<Vec<_>>())
+        .collect();
+    let known = |names: Vec<&str>| names.join(", ");
+    let mut diags = Vec::new();
+    for (f, cs) in &found {
+        let src = &v.files[*f];
+        let mut report = |pos: &Position, message: String| {
+            diags.push(Diagnostic::new(&src.path, message).at_line(
+                Some(&src.text),
+                pos.line().unwrap_or(0),
+                pos.position().unwrap_or(0),
+            ));
+        };
+        for c in cs {
+            let lit = |i: usize| c.args.get(i).and_then(|a| a.as_ref());
+            let first = lit(0);
+            match (c.name.as_str(), first) {
+                ("stat", Some((s, pos))) if !v.stats.iter().any(|(n, _)| n == s) => report(
+                    pos,
+                    format!(
+                        "stat(\"{s}\"): no counter '{s}' is declared in [stats] (declared: {})",
+                        known(v.stats.iter().map(|(n, _)| n.as_str()).collect())
+                    ),
+                ),
+                ("enter_step", Some((s, pos))) if v.step_index(s).is_none() => report(
+                    pos,
+                    format!(
+                        "enter_step(\"{s}\"): no step '{s}' (declared steps: {})",
+                        known(v.steps.iter().map(|x| x.name.as_str()).collect())
+                    ),
+                ),
+                ("add" | "add_all", Some((s, pos))) if v.action_index(s).is_none() => report(
+                    pos,
+                    format!(
+                        "{}(\"{s}\"): no action '{s}' (declared actions: {})",
+                        c.name,
+                        known(v.actions.iter().map(|x| x.template.name.as_str()).collect())
+                    ),
+                ),
+                ("draw" | "draw_secret" | "card" | "reveal" | "deck_left" | "card_ids", Some((s, pos)))
+                    if v.deck_index(s).is_none() && !guarded.contains(s.as_str()) =>
+                {
+                    report(
+                        pos,
+                        format!(
+                            "{}(\"{s}\"): no deck '{s}' (declared decks: {}; a deck only some variants declare must be guarded by has_deck(\"{s}\"))",
+                            c.name,
+                            known(v.decks.iter().map(|x| x.name.as_str()).collect())
+                        ),
+                    )
+                }
+                ("param", Some((s, pos))) if v.param(s).is_none() => report(
+                    pos,
+                    format!(
+                        "param(\"{s}\"): no parameter '{s}' (declared: {})",
+                        known(v.params.iter().map(|x| x.name.as_str()).collect())
+                    ),
+                ),
+                _ => {}
+            }
+            let then = match (c.name.as_str(), c.args.len()) {
+                ("roll", 3) | ("draw_secret", 3) => lit(2),
+                ("draw", 2) => lit(1),
+                _ => None,
+            };
+            if let Some((s, pos)) = then {
+                if !rule_fns.contains(s) {
+                    report(
+                        pos,
+                        format!(
+                            "{}(.., \"{s}\"): no script function '{s}' to receive the outcomes (it takes one argument, the array of outcomes)",
+                            c.name
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    diags
+}
