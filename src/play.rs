@@ -1,11 +1,16 @@
 //! `rulesmith play VARIANT`: a game in the terminal, humans against bots or
-//! hot-seat. The board is the variant's own picture (its render function);
-//! the player picks an action by number or types it in the notation.
+//! hot-seat. The board is the variant's own picture (its render function),
+//! explained by the variant's legend. Long lists of actions are grouped by
+//! kind, so that the board and the choices fit on a terminal: the player
+//! picks a kind then an action by number, types a label the board shows
+//! (a letter on a slot), or types the action's text or a unique prefix of
+//! it. What the rules narrate is printed and kept in the record as comments.
 
 use crate::common::{load_game, parse_seat, players, VariantArgs};
 use crate::Failure;
 use rulesmith_core::record::Record;
 use rulesmith_core::rng::{self, GameRng};
+use rulesmith_core::state::Action;
 use rulesmith_core::state::ChanceSource;
 use rulesmith_core::{Game, State, Status, ToMove};
 use rulesmith_lab::bot::{self, Bot};
@@ -51,6 +56,20 @@ struct Table {
     out_file: Option<PathBuf>,
     /// The `--set` overrides, written into the record's header.
     sets: Vec<String>,
+    /// Chance outcomes not yet told (the rules narrate none so far).
+    untold: Vec<String>,
+}
+
+/// Up to this many actions are listed one per line; more are grouped by kind.
+const LIST_ALL: usize = 12;
+/// Actions shown per page of a list.
+const PAGE: usize = 12;
+
+/// One numbered choice: an action, or a kind of action with its actions.
+#[derive(Clone)]
+enum Pick {
+    Act(Action),
+    Kind(u16, Vec<Action>),
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
@@ -83,6 +102,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         };
         bots.push(bot);
     }
+    game.set_watched(true);
     let state = game.new_game(n).map_err(|e| Failure::input(e.to_string()))?;
     let mut table = Table {
         game,
@@ -94,6 +114,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         seed,
         out_file: args.record,
         sets: crate::common::all_sets(&args.common)?,
+        untold: Vec::new(),
     };
     crate::outln!("{} - {} players, seed {seed}", table.game.variant().title, n);
     let seats: Vec<String> = (0..n)
@@ -103,7 +124,13 @@ pub fn run(args: Args) -> Result<(), Failure> {
         })
         .collect();
     crate::outln!("{}", seats.join(", "));
-    crate::outln!("Type the number of an action or its text; 'help' lists commands.\n");
+    if let Some(legend) = &table.game.variant().legend {
+        crate::outln!("{}", legend.trim_end());
+    }
+    crate::outln!(
+        "Type the number of a choice, a letter shown on the board, or an action's text; 'help' lists commands.\n"
+    );
+    table.tell();
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
     let result = table.play(&mut input);
@@ -115,6 +142,9 @@ impl Table {
     fn play(&mut self, input: &mut impl BufRead) -> Result<(), Failure> {
         let mut shown_turn = None;
         loop {
+            if self.state.to_move() != ToMove::Chance {
+                self.tell_untold();
+            }
             match self.state.to_move() {
                 ToMove::Terminal => return Ok(()),
                 ToMove::Chance => self.chance_step()?,
@@ -154,10 +184,45 @@ impl Table {
                 crate::outln!("  chance: a secret card for P{}", s + 1)
             }
             Some(s) => crate::outln!("  chance: your card (P{}) is {text}", s + 1),
-            None => crate::outln!("  chance: {text}"),
+            None => self.untold.push(text.clone()),
         }
         self.record.chance(text);
-        self.game.apply_outcome(&mut self.state, o).map_err(Self::fail)
+        self.game.apply_outcome(&mut self.state, o).map_err(Self::fail)?;
+        self.tell();
+        Ok(())
+    }
+
+    /// Prints what the rules narrated since the last apply, and keeps it in
+    /// the record as comments. Narrated chance needs no bare outcome line.
+    fn tell(&mut self) {
+        let lines = self.game.take_narration();
+        if !lines.is_empty() {
+            self.untold.clear();
+        }
+        for l in lines {
+            crate::outln!("  {l}");
+            self.record.note(l);
+        }
+    }
+
+    /// Chance outcomes the rules did not narrate, as before: `chance: 5, 2`.
+    fn tell_untold(&mut self) {
+        if !self.untold.is_empty() {
+            crate::outln!("  chance: {}", self.untold.join(", "));
+            self.untold.clear();
+        }
+    }
+
+    /// Applies a decision taken from the legal actions, tells what it did.
+    fn decide(&mut self, seat: usize, a: Action) -> Result<(), Failure> {
+        self.tell_untold();
+        let text = self.game.action_text(&a);
+        self.record.decision(seat, text);
+        // A bot's look-ahead narrates too: only this apply is told.
+        self.game.take_narration();
+        self.game.apply_trusted(&mut self.state, a).map_err(Self::fail)?;
+        self.tell();
+        Ok(())
     }
 
     fn bot_step(&mut self, seat: usize) -> Result<(), Failure> {
@@ -166,18 +231,21 @@ impl Table {
         let a = legal[bot.choose(&self.game, &self.state, &legal)];
         let text = self.game.action_text(&a);
         crate::outln!("P{} ({}): {text}", seat + 1, bot.name());
-        self.record.decision(seat, text);
-        self.game.apply_trusted(&mut self.state, a).map_err(Self::fail)
+        self.decide(seat, a)
     }
 
     /// One human decision; false when the player quits or input ends.
     fn human_step(&mut self, seat: usize, input: &mut impl BufRead) -> Result<bool, Failure> {
         let legal = self.game.legal_actions(&self.state).map_err(Self::fail)?;
+        let marks = match self.game.render_marked(&self.state, self.viewer(Some(seat))) {
+            Ok((_, marks)) => marks,
+            Err(_) => Vec::new(),
+        };
+        let top = self.menu_of(&legal);
+        let mut menu = top.clone();
+        let mut page = 0;
         crate::outln!("P{} to decide ({}):", seat + 1, self.game.step_name(&self.state));
-        let width = legal.len().to_string().len();
-        for (i, a) in legal.iter().enumerate() {
-            crate::outln!("  {:>width$}) {}", i + 1, self.game.action_text(a));
-        }
+        self.show_menu(&menu, page);
         loop {
             crate::out!("P{}> ", seat + 1);
             let _ = std::io::stdout().flush();
@@ -188,16 +256,43 @@ impl Table {
             }
             let line = line.trim();
             let chosen = match line {
-                "" => continue,
+                "" => {
+                    if (page + 1) * PAGE < menu.len() && menu.iter().all(|p| matches!(p, Pick::Act(_))) {
+                        page += 1;
+                        self.show_menu(&menu, page);
+                    }
+                    continue;
+                }
                 "quit" | "exit" => return Ok(false),
                 "help" => {
-                    crate::outln!("  a number or an action's text: play it");
+                    if let Some(legend) = &self.game.variant().legend {
+                        crate::outln!("{}", legend.trim_end());
+                    }
+                    crate::outln!("  a number: that choice (a kind of action lists its actions)");
+                    if !marks.is_empty() {
+                        crate::outln!("  a letter shown on the board: move there");
+                    }
+                    crate::outln!("  an action's text, or the start of it: play it");
+                    crate::outln!("  Enter: next page   back: all choices   list: every legal action");
                     crate::outln!("  board: show the board   record: show the record so far");
                     crate::outln!("  save: write the record (--record FILE)   quit: stop");
                     continue;
                 }
+                "back" => {
+                    menu = top.clone();
+                    page = 0;
+                    self.show_menu(&menu, page);
+                    continue;
+                }
+                "list" => {
+                    menu = legal.iter().map(|a| Pick::Act(*a)).collect();
+                    page = 0;
+                    self.show_menu(&menu, page);
+                    continue;
+                }
                 "board" => {
                     self.show(Some(seat));
+                    self.show_menu(&menu, page);
                     continue;
                 }
                 "record" => {
@@ -208,44 +303,166 @@ impl Table {
                     self.save()?;
                     continue;
                 }
-                _ => match line.parse::<usize>() {
-                    Ok(k) if (1..=legal.len()).contains(&k) => legal[k - 1],
-                    Ok(_) => {
-                        crate::outln!("  choose 1..{}", legal.len());
-                        continue;
+                _ => {
+                    let found = match line.parse::<usize>() {
+                        Ok(k) if (1..=menu.len()).contains(&k) => match &menu[k - 1] {
+                            Pick::Act(a) => Ok(*a),
+                            Pick::Kind(_, actions) => Err(actions.clone()),
+                        },
+                        Ok(_) => {
+                            crate::outln!("  choose 1..{}", menu.len());
+                            continue;
+                        }
+                        Err(_) => match self.find(line, &legal, &marks) {
+                            Some(found) => found,
+                            None => continue,
+                        },
+                    };
+                    match found {
+                        Ok(a) => a,
+                        Err(actions) => {
+                            menu = actions.into_iter().map(Pick::Act).collect();
+                            page = 0;
+                            self.show_menu(&menu, page);
+                            continue;
+                        }
                     }
-                    Err(_) => match self.game.parse_action(line) {
-                        Some(a) if legal.contains(&a) => a,
-                        Some(a) => {
-                            crate::outln!("  '{}' is not legal now", self.game.action_text(&a));
-                            continue;
-                        }
-                        None => {
-                            crate::outln!("  '{line}' is not an action of this game; type a number from the list");
-                            continue;
-                        }
-                    },
-                },
+                }
             };
-            let text = self.game.action_text(&chosen);
-            self.record.decision(seat, text);
-            self.game.apply_trusted(&mut self.state, chosen).map_err(Self::fail)?;
+            self.decide(seat, chosen)?;
             return Ok(true);
         }
     }
 
-    fn show(&self, viewer: Option<usize>) {
-        let viewer = if self.humans.iter().filter(|h| **h).count() > 1 {
-            viewer
+    /// What typed text means: one action (Ok), several to choose from (Err),
+    /// or nothing (None, after saying why). A label from the board stands
+    /// for the legal actions whose text holds the label's words; otherwise
+    /// the text is an action, or the start of exactly one legal action.
+    fn find(&self, line: &str, legal: &[Action], marks: &[(String, String)]) -> Option<Result<Action, Vec<Action>>> {
+        let several = |v: Vec<Action>| match v.as_slice() {
+            [one] => Ok(*one),
+            _ => Err(v),
+        };
+        if let Some((_, text)) = marks.iter().find(|(label, _)| label == line) {
+            let words: Vec<&str> = text.split_whitespace().collect();
+            let fit: Vec<Action> = legal
+                .iter()
+                .filter(|a| {
+                    let t = self.game.action_text(a);
+                    let tw: Vec<&str> = t.split_whitespace().collect();
+                    tw.windows(words.len()).any(|w| w == words.as_slice())
+                })
+                .copied()
+                .collect();
+            if fit.is_empty() {
+                crate::outln!("  '{line}' ({text}) is not legal now");
+                return None;
+            }
+            if fit.len() > 1 {
+                crate::outln!("  {} ways to reach {line} ({text}): choose one", fit.len());
+            }
+            return Some(several(fit));
+        }
+        match self.game.parse_action(line) {
+            Some(a) if legal.contains(&a) => return Some(Ok(a)),
+            Some(a) => {
+                crate::outln!("  '{}' is not legal now", self.game.action_text(&a));
+                return None;
+            }
+            None => {}
+        }
+        let starting: Vec<Action> = legal
+            .iter()
+            .filter(|a| self.game.action_text(a).starts_with(line))
+            .copied()
+            .collect();
+        if starting.is_empty() {
+            crate::outln!("  '{line}' is not an action of this game; type a number from the list, or 'help'");
+            return None;
+        }
+        if starting.len() > 1 {
+            crate::outln!("  {} actions start with '{line}': choose one", starting.len());
+        }
+        Some(several(starting))
+    }
+
+    /// The first choices: every action when there are few, else the kinds.
+    fn menu_of(&self, legal: &[Action]) -> Vec<Pick> {
+        if legal.len() <= LIST_ALL {
+            return legal.iter().map(|a| Pick::Act(*a)).collect();
+        }
+        let mut kinds: Vec<(u16, Vec<Action>)> = Vec::new();
+        for a in legal {
+            match kinds.iter_mut().find(|(k, _)| *k == a.kind) {
+                Some((_, v)) => v.push(*a),
+                None => kinds.push((a.kind, vec![*a])),
+            }
+        }
+        kinds
+            .into_iter()
+            .map(|(k, v)| match v.as_slice() {
+                [one] => Pick::Act(*one),
+                _ => Pick::Kind(k, v),
+            })
+            .collect()
+    }
+
+    /// Kinds on a few lines; actions one per line, a page at a time.
+    fn show_menu(&self, menu: &[Pick], page: usize) {
+        if menu.iter().any(|p| matches!(p, Pick::Kind(..))) {
+            let mut line = String::new();
+            for (i, p) in menu.iter().enumerate() {
+                let item = match p {
+                    Pick::Act(a) => format!("  {}) {}", i + 1, self.game.action_text(a)),
+                    Pick::Kind(k, v) => format!(
+                        "  {}) {} ({})",
+                        i + 1,
+                        self.game.variant().actions[*k as usize].template.name.replace('_', " "),
+                        v.len()
+                    ),
+                };
+                if line.len() + item.len() > 78 && !line.is_empty() {
+                    crate::outln!("{line}");
+                    line.clear();
+                }
+                line += &item;
+            }
+            crate::outln!("{line}");
+            return;
+        }
+        let width = menu.len().to_string().len();
+        let from = page * PAGE;
+        for (i, p) in menu.iter().enumerate().skip(from).take(PAGE) {
+            if let Pick::Act(a) = p {
+                crate::outln!("  {:>width$}) {}", i + 1, self.game.action_text(a));
+            }
+        }
+        let rest = menu.len().saturating_sub(from + PAGE);
+        if rest > 0 {
+            crate::outln!("  ... {rest} more: Enter for the next page");
+        }
+    }
+
+    /// Whose view the board shows: the seat deciding in hot-seat play, the
+    /// human's otherwise.
+    fn viewer(&self, seat: Option<usize>) -> Option<usize> {
+        if self.humans.iter().filter(|h| **h).count() > 1 {
+            seat
         } else {
             self.humans.iter().position(|h| *h)
+        }
+    }
+
+    fn show(&self, viewer: Option<usize>) {
+        let viewer = self.viewer(viewer);
+        let core = &self.state.core;
+        let title = match (core.active, core.actor) {
+            (Some(a), _) => format!("Turn {} - P{} active", core.turn, a + 1),
+            (None, Some(s)) => format!("Setup - P{} to {}", s + 1, self.game.step_name(&self.state)),
+            (None, None) => "Setup".to_string(),
         };
         match self.game.render(&self.state, viewer) {
-            Ok(board) => crate::outln!(
-                "\nTurn {} - P{} active\n{board}",
-                self.state.core.turn,
-                self.state.core.active.map_or(0, |a| a + 1)
-            ),
+            Ok(board) => crate::outln!("\n{title}\n{board}"),
             Err(e) => crate::outln!("(the board cannot be drawn: {e})"),
         }
     }

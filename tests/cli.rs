@@ -225,3 +225,116 @@ fn a_huge_record_line_is_not_echoed_whole() {
     assert!(e.len() < 2_000, "{} bytes of error", e.len());
     assert!(e.contains("xxx…"), "{e}");
 }
+
+/// `rulesmith play ARGS` with `input` piped to it: (exit ok, stdout).
+fn play(args: &[&str], input: &str) -> (bool, String) {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rulesmith"))
+        .arg("play")
+        .args(args)
+        .current_dir(root())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let o = child.wait_with_output().unwrap();
+    (o.status.success(), stdout(&o))
+}
+
+#[test]
+fn play_explains_the_board_with_the_variant_legend_at_start_and_on_help() {
+    let (ok, text) = play(&["variants/sirius-basic", "--seed", "3"], "help\nquit\n");
+    assert!(ok, "{text}");
+    assert_eq!(text.matches("B6 = bow 6").count(), 2, "{text}");
+    assert!(text.contains("* for the player whose turn it is"), "{text}");
+}
+
+#[test]
+fn play_groups_many_actions_by_kind_so_board_and_choices_fit_24_lines() {
+    // 95 legal maneuvers: kinds with counts, then a kind's actions, then a
+    // unique prefix of an action's text.
+    let (ok, text) = play(&["variants/sirius-basic", "--seed", "3"], "2\nback\nsta\nquit\n");
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("1) stay  2) rotate (3)  3) position (7)  4) rotate position (84)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("1) rotate cw\n  2) rotate 180\n  3) rotate ccw"),
+        "{text}"
+    );
+    let screen: Vec<&str> = text.lines().skip_while(|l| !l.starts_with("Turn 1")).collect();
+    let prompt = screen.iter().position(|l| l.starts_with("P1>")).unwrap();
+    assert!(prompt < 24, "the first decision takes {prompt} lines:\n{text}");
+    assert!(text.contains("Game record:") && text.contains("\nP1 stay\n"), "{text}");
+}
+
+#[test]
+fn play_labels_the_slots_on_the_board_and_takes_a_letter_as_the_move() {
+    let (ok, text) = play(&["variants/sirius-basic", "--seed", "3"], "g\nb\n1\nquit\n");
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("(a)") && text.contains("(g)") && !text.contains("(h)"),
+        "{text}"
+    );
+    // A slot that a move with or without a turn reaches: play asks which.
+    assert!(text.contains("13 ways to reach g (position 2,2)"), "{text}");
+    assert!(text.contains("\nP1 position 0,2\n"), "{text}");
+    // Outside play (no one watches) the board has no labels.
+    let o = rulesmith(&["replay", "variants/sirius-basic", EXAMPLE]);
+    assert!(!stdout(&o).contains("(a)"));
+}
+
+#[test]
+fn play_narrates_dice_and_keeps_the_narration_as_comments_that_replay_skips() {
+    let out = root().join("target/cli-play-narrated.record");
+    let _ = std::fs::remove_file(&out);
+    let (ok, text) = play(
+        &[
+            "variants/sirius-basic",
+            "--seed",
+            "3",
+            "--record",
+            &out.to_string_lossy(),
+        ],
+        "stay\n1\ndone\nfire 1 2\nquit\n",
+    );
+    assert!(ok, "{text}");
+    let told = "P1 rolled 6 and 5 against P2.stern shield 6: one hit, stern 6 -> 5";
+    assert!(text.contains(&format!("  {told}")), "{text}");
+    assert!(
+        text.contains("priority: P1 rolled 6+1, P2 rolled 3+3: P1 goes first"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("chance: 6"),
+        "narrated dice are not also shown bare:\n{text}"
+    );
+    let record = std::fs::read_to_string(&out).unwrap();
+    assert!(record.contains(&format!("# {told}\n")), "{record}");
+    let r = rulesmith(&["replay", "variants/sirius-basic", &out.to_string_lossy()]);
+    assert!(r.status.success(), "{}\n{record}", stderr(&r));
+}
+
+#[test]
+fn play_names_the_setup_instead_of_turn_0_when_ships_are_placed() {
+    let (ok, text) = play(
+        &[
+            "variants/sirius-multiplayer",
+            "--players",
+            "3",
+            "--seed",
+            "4",
+            "--seat",
+            "2",
+        ],
+        "b\nquit\n",
+    );
+    assert!(ok, "{text}");
+    assert!(text.contains("Setup - P2 to place"), "{text}");
+    assert!(!text.contains("Turn 0"), "{text}");
+    assert!(text.contains("Type a letter to place your ship there"), "{text}");
+    assert!(text.contains("\nP2 place 0,1\n"), "{text}");
+}

@@ -29,6 +29,13 @@ pub struct Ctx {
     pub end_turn: bool,
     /// Queued: start the turn cycle with this seat.
     pub start_turns: Option<Seat>,
+    /// True when a person watches the game (`Game::set_watched`): only
+    /// then are `narrate` lines kept and does `show_moves` answer true.
+    pub watched: bool,
+    /// Lines told by `narrate` since the game's last `take_narration`.
+    pub narration: Vec<String>,
+    /// Board labels given by `mark` during a render: (label, action text).
+    pub marks: Vec<(String, String)>,
 }
 
 impl Ctx {
@@ -203,6 +210,32 @@ impl Ctx {
             got: Vec::new(),
             then: then.into(),
         })
+    }
+
+    // ----- telling a person what happens -------------------------------------
+
+    /// Tells a watching person what just happened ("rolled 5 and 2: one
+    /// hit"). Kept only when the game is watched and not while legal
+    /// actions are listed; it never changes the game.
+    pub fn narrate(&mut self, text: &str) {
+        if self.watched && !self.collecting {
+            self.narration.push(text.to_string());
+        }
+    }
+
+    /// Whether a person watches, so that a render may draw hints such as
+    /// the labels of the destinations the viewer may move to.
+    pub fn show_moves(&self) -> bool {
+        self.watched
+    }
+
+    /// In a render: the label `label` drawn on the board stands for the
+    /// legal actions whose text contains `text` (e.g. "b" for
+    /// "position 1,2"). Kept only when the game is watched.
+    pub fn mark(&mut self, label: &str, text: &str) {
+        if self.watched {
+            self.marks.push((label.to_string(), text.to_string()));
+        }
     }
 
     /// A card dealt in secret becomes known to all.

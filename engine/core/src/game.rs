@@ -56,6 +56,25 @@ impl Game {
         }
     }
 
+    /// Whether a person watches this game (`rulesmith play`): then the
+    /// lines the rules `narrate` are kept for [`Game::take_narration`], and
+    /// the `show_moves` native is true, so a render may label the moves.
+    /// Off by default; it never changes what the rules decide.
+    pub fn set_watched(&self, on: bool) {
+        let mut c = self.ctx.borrow_mut();
+        c.watched = on;
+        c.narration.clear();
+    }
+
+    /// The lines the rules narrated (`narrate`) in the applies since the
+    /// last call, oldest first: what a decision or a chance outcome did. A
+    /// failed apply leaves none; queries (legal actions, summary, render)
+    /// never narrate. Bots that look ahead on this `Game` narrate too, so
+    /// take (and drop) the lines before the apply you want told.
+    pub fn take_narration(&self) -> Vec<String> {
+        std::mem::take(&mut self.ctx.borrow_mut().narration)
+    }
+
     /// The rules' engine, "interpreted" or "compiled".
     pub fn engine_name(&self) -> &'static str {
         self.rules.engine_name()
@@ -462,6 +481,14 @@ impl Game {
     /// Replays `state`'s history with secret draw `i` giving card `c` for
     /// every `(i, c)` in `swap`.
     fn replay_with(&self, state: &State, swap: &[(usize, u16)]) -> Result<State, GameError> {
+        // A replay tells nobody anything: its narration is dropped.
+        let told = self.ctx.borrow().narration.len();
+        let r = self.replay_swapped(state, swap);
+        self.ctx.borrow_mut().narration.truncate(told);
+        r
+    }
+
+    fn replay_swapped(&self, state: &State, swap: &[(usize, u16)]) -> Result<State, GameError> {
         let mut s = self.new_game(state.core.seats)?;
         let mut secret_index = 0;
         for step in state.history.to_vec() {
@@ -637,6 +664,24 @@ impl Game {
 
     /// The rule set's picture of the state for `viewer` (None: all).
     pub fn render(&self, state: &State, viewer: Option<Seat>) -> Result<String, GameError> {
+        self.render_marked(state, viewer).map(|(text, _)| text)
+    }
+
+    /// [`Game::render`] with the labels the render drew on the board, each
+    /// with the action text it stands for (the `mark` native; only when the
+    /// game is watched, see [`Game::set_watched`]).
+    pub fn render_marked(
+        &self,
+        state: &State,
+        viewer: Option<Seat>,
+    ) -> Result<(String, Vec<(String, String)>), GameError> {
+        self.ctx.borrow_mut().marks.clear();
+        let text = self.render_text(state, viewer);
+        let marks = std::mem::take(&mut self.ctx.borrow_mut().marks);
+        Ok((text?, marks))
+    }
+
+    fn render_text(&self, state: &State, viewer: Option<Seat>) -> Result<String, GameError> {
         match &self.variant.render {
             Some(_) => {
                 let viewer = viewer.map_or(-1, |v| v as i64);
@@ -826,12 +871,14 @@ impl Game {
             Backup::None => None,
         };
         self.reset_ctx();
+        let told = self.ctx.borrow().narration.len();
         let r = f(self, state);
         if r.is_err() {
             if let Some(saved) = saved {
                 *state = saved;
             }
             self.reset_ctx();
+            self.ctx.borrow_mut().narration.truncate(told);
         }
         r
     }
@@ -855,8 +902,10 @@ impl Game {
     /// the state (summary, render, invariants).
     fn call_readonly(&self, state: &State, entry: Entry<'_>) -> Result<Reply, GameError> {
         let mut scratch = state.clone();
+        let told = self.ctx.borrow().narration.len();
         let r = self.call(&mut scratch, entry);
         self.reset_ctx();
+        self.ctx.borrow_mut().narration.truncate(told);
         r
     }
 

@@ -33,6 +33,9 @@ pub struct Line {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Record {
     pub entries: Vec<Entry>,
+    /// Comment lines to write, each after the first `n` entries: what
+    /// `rulesmith play` narrated. Replay ignores them.
+    pub notes: Vec<(usize, String)>,
 }
 
 impl Record {
@@ -47,17 +50,29 @@ impl Record {
         self.entries.push(Entry::Chance(outcome.into()));
     }
 
+    /// A comment line after the entries so far (written `# text`).
+    pub fn note(&mut self, text: impl Into<String>) {
+        self.notes.push((self.entries.len(), text.into()));
+    }
+
     /// The record as text, optionally headed by comment lines.
     pub fn to_text(&self, header: &[String]) -> String {
         let mut s = String::new();
         for h in header {
             let _ = writeln!(s, "# {h}");
         }
-        for e in &self.entries {
+        let mut notes = self.notes.iter().peekable();
+        for (i, e) in self.entries.iter().enumerate() {
+            while let Some((_, n)) = notes.next_if(|(at, _)| *at <= i) {
+                comment(&mut s, n);
+            }
             let _ = match e {
                 Entry::Decision { seat, action } => writeln!(s, "P{} {action}", seat + 1),
                 Entry::Chance(x) => writeln!(s, "chance {x}"),
             };
+        }
+        for (_, n) in notes {
+            comment(&mut s, n);
         }
         s
     }
@@ -68,6 +83,13 @@ impl Record {
 
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+}
+
+/// Writes `text` as comment lines, one `# ` per line of it.
+fn comment(s: &mut String, text: &str) {
+    for line in text.lines() {
+        let _ = writeln!(s, "# {line}");
     }
 }
 
@@ -300,6 +322,23 @@ mod tests {
         r.decision(0, "stay");
         let text = r.to_text(&["seed 1".into()]);
         assert_eq!(text, "# seed 1\nchance 3\nP1 stay\n");
+        let back: Vec<Entry> = parse(&text, Path::new("r"))
+            .unwrap()
+            .into_iter()
+            .map(|l| l.entry)
+            .collect();
+        assert_eq!(back, r.entries);
+    }
+
+    #[test]
+    fn notes_are_comments_that_replay_skips() {
+        let mut r = Record::default();
+        r.chance("3");
+        r.note("rolled 3");
+        r.decision(0, "stay");
+        r.note("P1 stays");
+        let text = r.to_text(&[]);
+        assert_eq!(text, "chance 3\n# rolled 3\nP1 stay\n# P1 stays\n");
         let back: Vec<Entry> = parse(&text, Path::new("r"))
             .unwrap()
             .into_iter()

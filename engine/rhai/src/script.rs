@@ -366,8 +366,19 @@ pub(crate) fn build_engine(info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>, limits: Limi
     register_add(&mut engine, info, ctx);
     register_chance(&mut engine, info, ctx);
     register_cards(&mut engine, info, ctx);
+    register_telling(&mut engine, ctx);
     register_helpers(&mut engine);
     engine
+}
+
+/// Telling a watching person what happens: `narrate`, `show_moves`, `mark`.
+fn register_telling(engine: &mut Engine, ctx: &Rc<RefCell<Ctx>>) {
+    let c = ctx.clone();
+    engine.register_fn("narrate", move |text: &str| c.borrow_mut().narrate(text));
+    let c = ctx.clone();
+    engine.register_fn("show_moves", move || c.borrow().show_moves());
+    let c = ctx.clone();
+    engine.register_fn("mark", move |label: &str, text: &str| c.borrow_mut().mark(label, text));
 }
 
 /// Reading the engine's bookkeeping.

@@ -231,6 +231,8 @@ pub struct Variant {
     pub labels: Option<FnRef>,
     pub render: Option<FnRef>,
     pub key_order: Vec<String>,
+    /// `[output] legend`: what the board's signs mean, for `rulesmith play`.
+    pub legend: Option<String>,
     pub decks: Vec<Deck>,
     /// Counters the scripts may bump, with their descriptions.
     pub stats: Vec<(String, String)>,
@@ -667,6 +669,7 @@ impl Loader {
         let mut max_turns: Option<(usize, Spanned<String>)> = None;
         let (mut summary, mut render, mut evaluate, mut labels) = (None, None, None, None);
         let mut key_order = Vec::new();
+        let mut legend = None;
         let mut decks: IndexMap<String, MergedDeck> = IndexMap::new();
         let mut stats: IndexMap<String, String> = IndexMap::new();
         let mut invariants: IndexMap<String, Invariant> = IndexMap::new();
@@ -762,6 +765,7 @@ impl Loader {
                 labels = o.labels.map(|f| self.fn_ref(file, &f)).or(labels);
                 render = o.render.map(|f| self.fn_ref(file, &f)).or(render);
                 key_order = o.key_order.unwrap_or(key_order);
+                legend = o.legend.or(legend);
             }
             for (k, d) in raw.decks {
                 // Field by field: a new file, more fields, more hooks.
@@ -1033,6 +1037,7 @@ impl Loader {
             labels,
             render,
             key_order,
+            legend,
             decks: deck_list,
             stats: stats.into_iter().collect(),
             invariants: invariants.into_values().collect(),

@@ -113,6 +113,9 @@ pub struct RawOutput {
     pub labels: Option<Spanned<String>>,
     pub render: Option<Spanned<String>>,
     pub key_order: Option<Vec<String>>,
+    /// Text that explains the board's signs, which `rulesmith play` prints
+    /// at the start and on `help`.
+    pub legend: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
