@@ -1,14 +1,18 @@
 //! `rulesmith check VARIANT`: load, validate and compile; list every problem.
 
-use crate::common::{load_game, VariantArgs};
+use crate::common::{all_sets, load_game, report_failure, BoundArgs, FailedGame, VariantArgs};
 use crate::Failure;
 use rulesmith_core::record::Record;
-use rulesmith_core::rng;
-use rulesmith_lab::playout;
+use rulesmith_core::{rng, Game, GameError, State};
+use rulesmith_lab::{playout, sim};
+use std::path::PathBuf;
 
 /// Random games played per player count to smoke out run-time errors.
 const SMOKE_GAMES: u64 = 4;
-use std::path::PathBuf;
+
+/// Decisions of the first smoke game after which the variant's output
+/// functions (evaluate, summary, render) are tried on the state reached.
+const PROBE_AT: u64 = 10;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -16,36 +20,43 @@ pub struct Args {
     pub variant: PathBuf,
     #[command(flatten)]
     pub common: VariantArgs,
+    #[command(flatten)]
+    pub bounds: BoundArgs,
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
     let game = load_game(&args.variant, &args.common)?;
+    let sets = all_sets(&args.common)?;
     let v = game.variant();
     // A variant that loads must also play: a few seeded random games per
     // player count catch script errors past setup (a deck too small for the
-    // seats, a misspelt property in a rarely used step, ...).
+    // seats, a misspelt property in a rarely used step, a game that never
+    // ends, ...). The first one also tries the functions only bots and
+    // reports call: evaluate, labels, summary and render.
     let mut games = 0;
+    let mut probed = false;
     for n in v.players.min..=v.players.max {
         for seed in 0..SMOKE_GAMES {
             let mut record = Record::default();
-            let mut r = rng::seeded(seed);
-            let result = game
-                .new_game(n)
-                .and_then(|mut s| playout::random_playout(&game, &mut s, &mut r, Some(&mut record), 100_000));
+            let probe = !probed;
+            let result = smoke_game(&game, n, seed, &mut record, args.bounds.max_decisions, probe);
+            probed = true;
             if let Err(e) = result {
-                let text = record.to_text(&[format!("players: {n}")]);
-                let lines: Vec<&str> = text.lines().collect();
-                let shown = if lines.len() > 32 {
-                    format!(
-                        "... ({} earlier lines)\n{}",
-                        lines.len() - 30,
-                        lines[lines.len() - 30..].join("\n")
-                    )
-                } else {
-                    text.clone()
-                };
+                let where_ = report_failure(
+                    args.bounds.failures.as_deref(),
+                    &FailedGame {
+                        command: "check",
+                        variant_path: &args.variant,
+                        variant_name: &v.name,
+                        players: n,
+                        seed,
+                        sets: &sets,
+                        about: vec![format!("{} - a smoke game of rulesmith check, seed {seed}", v.name)],
+                        record: &record,
+                    },
+                );
                 return Err(Failure::input(format!(
-                    "{}: a random {n}-player game (seed {seed}) fails: {e}\nthe game so far:\n{shown}",
+                    "{}: a random {n}-player game (seed {seed}) fails: {e}\n{where_}",
                     args.variant.display()
                 )));
             }
@@ -63,5 +74,42 @@ pub fn run(args: Args) -> Result<(), Failure> {
         v.params.len(),
         v.invariants.len()
     );
+    Ok(())
+}
+
+/// Plays one random game to its end (an error if it has not ended after
+/// `max` decisions). With `probe`, calls evaluate (for every seat), summary
+/// and render on a state a few decisions in, and labels on the end.
+fn smoke_game(game: &Game, n: usize, seed: u64, record: &mut Record, max: u64, probe: bool) -> Result<(), GameError> {
+    let mut r = rng::seeded(seed);
+    let mut state = game.new_game(n)?;
+    let mut played = 0;
+    if probe {
+        played = playout::random_playout(game, &mut state, &mut r, Some(record), PROBE_AT.min(max))?.decisions;
+        if !state.is_terminal() {
+            probe_outputs(game, &state)?;
+        }
+    }
+    played += playout::random_playout(game, &mut state, &mut r, Some(record), max - played)?.decisions;
+    if !state.is_terminal() {
+        return Err(sim::endless_game(played, state.core.turn));
+    }
+    if probe {
+        game.labels(&state)?;
+    }
+    Ok(())
+}
+
+/// Calls the variant's evaluate for every seat, and its summary and render
+/// for everyone and every seat, on `state`.
+fn probe_outputs(game: &Game, state: &State) -> Result<(), GameError> {
+    let seats = state.core.seats;
+    for s in 0..seats {
+        game.evaluate(state, s)?;
+    }
+    for viewer in std::iter::once(None).chain((0..seats).map(Some)) {
+        game.summary(state, viewer)?;
+        game.render(state, viewer)?;
+    }
     Ok(())
 }

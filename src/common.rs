@@ -2,8 +2,9 @@
 //! choosing the number of players, naming seats.
 
 use crate::Failure;
+use rulesmith_core::record::Record;
 use rulesmith_core::{Diagnostic, Game, Variant};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Options every command that runs games takes.
 #[derive(clap::Args, Clone, Debug, Default)]
@@ -211,4 +212,67 @@ pub fn record_game(
         players,
         sets,
     })
+}
+
+/// How long a game may run, and where the record of a failing game goes:
+/// the options of every command that plays games by itself.
+#[derive(clap::Args, Clone, Debug)]
+pub struct BoundArgs {
+    /// A game still running after this many decisions is a problem (a rule
+    /// set that never ends its games): reported, with its record written.
+    #[arg(long, default_value_t = rulesmith_lab::sim::MAX_DECISIONS, value_name = "N",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_decisions: u64,
+    /// Folder for the record of a failing game (default: the current one).
+    #[arg(long = "failures", value_name = "DIR")]
+    pub failures: Option<PathBuf>,
+}
+
+/// What went wrong in one game, for [`report_failure`].
+pub struct FailedGame<'a> {
+    /// The command, for the file name (`check`, `simulate`, ...).
+    pub command: &'a str,
+    pub variant_path: &'a Path,
+    pub variant_name: &'a str,
+    pub players: usize,
+    pub seed: u64,
+    /// The `--set` overrides in force, written into the record's header.
+    pub sets: &'a [String],
+    /// First header lines (what played the game).
+    pub about: Vec<String>,
+    pub record: &'a Record,
+}
+
+/// Writes the whole record of a failing game to
+/// `DIR/<command>-failure-<variant>-<seed>.record` (DIR: `--failures`, or
+/// the current folder), with the header `rulesmith replay` reads, and
+/// returns the lines that say where it is and how to replay it. When the
+/// file cannot be written the record is printed to standard output
+/// instead, so that it is never lost, and the lines say why.
+pub fn report_failure(dir: Option<&Path>, f: &FailedGame) -> String {
+    let mut header = f.about.clone();
+    header.push(format!("players: {}", f.players));
+    header.extend(f.sets.iter().map(|s| format!("set: {s}")));
+    let text = f.record.to_text(&header);
+    let name = format!("{}-failure-{}-{}.record", f.command, f.variant_name, f.seed);
+    let path = dir.map_or_else(|| PathBuf::from(&name), |d| d.join(&name));
+    let written = dir
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| std::fs::write(&path, &text));
+    match written {
+        Ok(()) => format!(
+            "the game's record ({} lines) is in {}\nreplay it: rulesmith replay {} {}",
+            f.record.len(),
+            path.display(),
+            f.variant_path.display(),
+            path.display()
+        ),
+        Err(e) => {
+            crate::outln!("{text}");
+            format!(
+                "{}: cannot write the game's record ({e}); it is printed on standard output above",
+                path.display()
+            )
+        }
+    }
 }

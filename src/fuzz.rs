@@ -30,7 +30,7 @@ pub struct Args {
     /// The variant folder (or its variant.toml).
     pub variant: PathBuf,
     /// Number of games to play.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u64).range(1..))]
     pub games: u64,
     /// Seed of the whole run.
     #[arg(long, default_value_t = 1)]
@@ -39,8 +39,8 @@ pub struct Args {
     #[arg(long)]
     pub players: Option<usize>,
     /// Worker threads (default: all cores). The result does not depend on it.
-    #[arg(long)]
-    pub jobs: Option<usize>,
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub jobs: Option<u32>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -51,8 +51,8 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// A game still running after this many decisions is a finding.
-    #[arg(long, default_value_t = 20_000)]
-    pub max_decisions: usize,
+    #[arg(long, default_value_t = 20_000, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_decisions: u32,
     #[command(flatten)]
     pub common: VariantArgs,
 }
@@ -69,12 +69,12 @@ pub fn run(args: Args) -> Result<(), Failure> {
     drop(base);
     let opts = Options {
         players: n,
-        max_decisions: args.max_decisions,
+        max_decisions: args.max_decisions as usize,
         ..Options::default()
     };
     let batches = args.games.div_ceil(BATCH);
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(args.jobs.unwrap_or(0))
+        .num_threads(args.jobs.unwrap_or(0) as usize)
         .build()
         .map_err(|e| Failure::usage(format!("--jobs: {e}")))?;
 
@@ -135,6 +135,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         coverage,
         sweep: &sweep,
         written: None,
+        unwritten: None,
     };
     if let Some((f, params)) = &finding {
         let path = args
@@ -142,9 +143,23 @@ pub fn run(args: Args) -> Result<(), Failure> {
             .clone()
             .unwrap_or_else(|| PathBuf::from(format!("{}-finding.record", variant.name)));
         let header = report.header(f, params);
-        std::fs::write(&path, f.record.to_text(&header))
-            .map_err(|e| Failure::input(format!("{}: cannot write the finding: {e}", path.display())))?;
-        report.written = Some(path);
+        let text = f.record.to_text(&header);
+        match std::fs::write(&path, &text) {
+            Ok(()) => report.written = Some(path),
+            // The finding must not be lost: the record goes to the
+            // terminal instead (standard error with --json, whose standard
+            // output is one JSON object).
+            Err(e) => {
+                let why = format!("{}: cannot write the finding ({e}); its record follows", path.display());
+                if args.json {
+                    use std::io::Write as _;
+                    let _ = writeln!(std::io::stderr(), "{why}:\n{text}");
+                } else {
+                    crate::outln!("{why}:\n{text}");
+                }
+                report.unwritten = Some(path);
+            }
+        }
     }
     if args.json {
         crate::outln!("{}", report.json(finding.as_ref(), &broken_params));
@@ -261,6 +276,8 @@ struct Report<'a> {
     coverage: Coverage,
     sweep: &'a [Sweep],
     written: Option<PathBuf>,
+    /// Where the finding could not be written (its record was printed).
+    unwritten: Option<PathBuf>,
 }
 
 impl Report<'_> {
@@ -332,6 +349,12 @@ impl Report<'_> {
                 );
                 if let Some(p) = &self.written {
                     crate::outln!("  shrunk record ({lines} lines) written to {}", p.display());
+                }
+                if let Some(p) = &self.unwritten {
+                    crate::outln!(
+                        "  the shrunk record ({lines} lines) could not be written to {}: it is printed above; save it to a file to replay it",
+                        p.display()
+                    );
                 }
                 crate::outln!("  replay it: {}", self.command(params));
                 if !self.sweep.is_empty() {

@@ -41,6 +41,11 @@ pub struct Args {
     /// Write the game record to this file at the end (and on `save`).
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
+    /// Bot decisions in a row (no human deciding between them) after
+    /// which the game counts as one that does not end, and stops.
+    #[arg(long, default_value_t = rulesmith_lab::sim::MAX_DECISIONS, value_name = "N",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_decisions: u64,
     #[command(flatten)]
     pub common: VariantArgs,
 }
@@ -58,6 +63,9 @@ struct Table {
     sets: Vec<String>,
     /// Chance outcomes not yet told (the rules narrate none so far).
     untold: Vec<String>,
+    /// Bot decisions since a human last decided, and their bound.
+    bot_run: u64,
+    max_bot_run: u64,
 }
 
 /// Up to this many actions are listed one per line; more are grouped by kind.
@@ -115,6 +123,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
         out_file: args.record,
         sets: crate::common::all_sets(&args.common)?,
         untold: Vec::new(),
+        bot_run: 0,
+        max_bot_run: args.max_decisions,
     };
     crate::outln!("{} - {} players, seed {seed}", table.game.variant().title, n);
     let seats: Vec<String> = (0..n)
@@ -227,8 +237,15 @@ impl Table {
 
     fn bot_step(&mut self, seat: usize) -> Result<(), Failure> {
         let legal = self.game.legal_actions(&self.state).map_err(Self::fail)?;
+        if self.bot_run >= self.max_bot_run {
+            return Err(Failure::input(format!(
+                "{} (bots only since the last human decision; the record so far follows)",
+                rulesmith_lab::sim::endless_game(self.max_bot_run, self.state.core.turn)
+            )));
+        }
+        self.bot_run += 1;
         let bot = self.bots[seat].as_mut().expect("a non-human seat has a bot");
-        let a = legal[bot.choose(&self.game, &self.state, &legal)];
+        let a = legal[bot.choose(&self.game, &self.state, &legal).map_err(Self::fail)?];
         let text = self.game.action_text(&a);
         crate::outln!("P{} ({}): {text}", seat + 1, bot.name());
         self.decide(seat, a)
@@ -329,6 +346,7 @@ impl Table {
                     }
                 }
             };
+            self.bot_run = 0;
             self.decide(seat, chosen)?;
             return Ok(true);
         }

@@ -3,16 +3,15 @@
 //! are played twice: once plainly, for the speed, and once with the engine
 //! counting calls, time and Rhai operations per function, which slows it.
 
-use crate::common::{load_variant, players, VariantArgs};
+use crate::common::{all_sets, load_variant, players, report_failure, BoundArgs, FailedGame, VariantArgs};
 use crate::Failure;
-use rulesmith_core::{rng, FunctionProfile, Game};
+use rulesmith_core::record::Record;
+use rulesmith_core::{rng, FunctionProfile, Game, GameError};
 use rulesmith_lab::playout::{self, Counts};
+use rulesmith_lab::sim;
 use serde_json::json;
 use std::path::PathBuf;
 use std::time::Instant;
-
-/// Decisions one profiled game may take before it is cut short.
-const MAX_DECISIONS: u64 = 1_000_000;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -22,7 +21,7 @@ pub struct Args {
     #[arg(long)]
     pub players: Option<usize>,
     /// Random games to play.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u64).range(1..))]
     pub games: u64,
     /// Seed of the run: game i is seeded from it and i.
     #[arg(long, default_value_t = 1)]
@@ -35,6 +34,8 @@ pub struct Args {
     pub json: bool,
     #[command(flatten)]
     pub common: VariantArgs,
+    #[command(flatten)]
+    pub bounds: BoundArgs,
 }
 
 /// What a run of random games did, and how long it took.
@@ -44,9 +45,6 @@ struct Run {
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
-    if args.games == 0 {
-        return Err(Failure::usage("--games must be at least 1"));
-    }
     let variant = load_variant(&args.variant, &args.common)?;
     let plain = rulesmith_rhai::interpreted(variant.clone()).map_err(|e| Failure::input(e.to_string()))?;
     let n = players(&plain, args.players)?;
@@ -144,15 +142,58 @@ pub fn run(args: Args) -> Result<(), Failure> {
 /// Plays the run's random games on `game`, timing them.
 fn play(game: &Game, args: &Args, players: usize) -> Result<Run, Failure> {
     let start = Instant::now();
-    let seeds = (0..args.games).map(|i| rng::derive(args.seed, i));
-    let counts = playout::random_games(game, players, seeds, MAX_DECISIONS).map_err(|(seed, e)| {
-        Failure::input(format!(
-            "{}: the random game of seed {seed} fails: {e}\n(`rulesmith check` shows such failures with the game so far)",
-            args.variant.display()
-        ))
-    })?;
+    let mut counts = Counts::default();
+    for i in 0..args.games {
+        let seed = rng::derive(args.seed, i);
+        let c = random_game(game, players, seed, None, args.bounds.max_decisions).map_err(|e| {
+            // Played again with a record, to show the game.
+            let mut record = Record::default();
+            let _ = random_game(game, players, seed, Some(&mut record), args.bounds.max_decisions);
+            let sets = all_sets(&args.common).unwrap_or_default();
+            let where_ = report_failure(
+                args.bounds.failures.as_deref(),
+                &FailedGame {
+                    command: "profile",
+                    variant_path: &args.variant,
+                    variant_name: &game.variant().name,
+                    players,
+                    seed,
+                    sets: &sets,
+                    about: vec![format!(
+                        "{} - a random game of rulesmith profile, seed {seed}",
+                        game.variant().name
+                    )],
+                    record: &record,
+                },
+            );
+            Failure::input(format!(
+                "{}: the random game of seed {seed} fails: {e}\n{where_}",
+                args.variant.display()
+            ))
+        })?;
+        counts.decisions += c.decisions;
+        counts.chance += c.chance;
+    }
     Ok(Run {
         counts,
         seconds: start.elapsed().as_secs_f64().max(1e-9),
     })
+}
+
+/// One random game from a fresh state to its end; an error if it is still
+/// running after `max` decisions.
+fn random_game(
+    game: &Game,
+    players: usize,
+    seed: u64,
+    record: Option<&mut Record>,
+    max: u64,
+) -> Result<Counts, GameError> {
+    let mut r = rng::seeded(seed);
+    let mut state = game.new_game(players)?;
+    let counts = playout::random_playout(game, &mut state, &mut r, record, max)?;
+    if !state.is_terminal() {
+        return Err(sim::endless_game(max, state.core.turn));
+    }
+    Ok(counts)
 }

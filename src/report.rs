@@ -12,6 +12,8 @@ pub struct ReportInput<'a> {
     pub title: &'a str,
     pub variant: &'a str,
     pub command: &'a str,
+    /// The parameter overrides in force (`KEY=VALUE`).
+    pub sets: &'a [String],
     pub summary: &'a Summary,
 }
 
@@ -30,24 +32,36 @@ fn pct(x: f64) -> String {
 const WIDTH: f64 = 640.0;
 const LABEL: f64 = 150.0;
 const ROW: f64 = 26.0;
+/// Width of one character of a 12px label, generously.
+const CHAR: f64 = 7.0;
+
+/// The width of a chart's label column: room for its longest label, and
+/// at least [`LABEL`].
+fn label_width<'a>(names: impl Iterator<Item = &'a str>) -> f64 {
+    names
+        .map(|n| n.chars().count() as f64 * CHAR + 14.0)
+        .fold(LABEL, f64::max)
+}
 
 /// Horizontal bars of rates (0..1) with their 95% intervals as whiskers,
 /// and a dashed line at `reference` (e.g. the fair share).
 fn rate_chart(rows: &[(String, Rate)], reference: Option<f64>) -> String {
     let h = ROW * rows.len() as f64 + 30.0;
-    let plot = WIDTH - LABEL - 70.0;
-    let x = |v: f64| LABEL + v.clamp(0.0, 1.0) * plot;
-    let mut s = format!(r#"<svg viewBox="0 0 {WIDTH} {h}" width="{WIDTH}" height="{h}" role="img">"#);
+    let lw = label_width(rows.iter().map(|r| r.0.as_str()));
+    let width = WIDTH.max(lw + 300.0);
+    let plot = width - lw - 70.0;
+    let x = |v: f64| lw + v.clamp(0.0, 1.0) * plot;
+    let mut s = format!(r#"<svg viewBox="0 0 {width} {h}" width="{width}" height="{h}" role="img">"#);
     for (i, (name, r)) in rows.iter().enumerate() {
         let y = 10.0 + i as f64 * ROW;
         let _ = write!(
             s,
-            r#"<text x="{}" y="{}" text-anchor="end">{}</text><rect x="{LABEL}" y="{}" width="{:.1}" height="14" class="bar"/><line x1="{:.1}" x2="{:.1}" y1="{}" y2="{}" class="ci"/><line x1="{:.1}" x2="{:.1}" y1="{}" y2="{}" class="ci"/><line x1="{:.1}" x2="{:.1}" y1="{}" y2="{}" class="ci"/><text x="{:.1}" y="{}">{}</text>"#,
-            LABEL - 8.0,
+            r#"<text x="{}" y="{}" text-anchor="end">{}</text><rect x="{lw}" y="{}" width="{:.1}" height="14" class="bar"/><line x1="{:.1}" x2="{:.1}" y1="{}" y2="{}" class="ci"/><line x1="{:.1}" x2="{:.1}" y1="{}" y2="{}" class="ci"/><line x1="{:.1}" x2="{:.1}" y1="{}" y2="{}" class="ci"/><text x="{:.1}" y="{}">{}</text>"#,
+            lw - 8.0,
             y + 12.0,
             esc(name),
             y,
-            x(r.rate) - LABEL,
+            x(r.rate) - lw,
             x(r.low),
             x(r.high),
             y + 7.0,
@@ -86,18 +100,62 @@ fn rate_chart(rows: &[(String, Rate)], reference: Option<f64>) -> String {
     s
 }
 
-/// A histogram of a distribution's bins.
+/// Round tick values from 0 to at least `max`: 1, 2 or 5 times a power of
+/// ten apart, about five of them.
+fn ticks(max: f64) -> Vec<f64> {
+    let max = max.max(1.0);
+    let raw = max / 5.0;
+    let power = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * power)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * power)
+        .max(1.0);
+    let mut out = vec![0.0];
+    while *out.last().expect("not empty") < max {
+        out.push(out.len() as f64 * step);
+    }
+    out
+}
+
+/// A histogram of a distribution's bins, with a y axis of games.
 fn histogram(d: &Distribution, unit: &str) -> String {
     let h = 220.0;
-    let (top, bottom) = (10.0, 40.0);
+    let (top, bottom, left) = (10.0, 40.0, 50.0);
     let plot_h = h - top - bottom;
-    let max = d.histogram.iter().map(|b| b.2).max().unwrap_or(1).max(1) as f64;
+    let tallest = d.histogram.iter().map(|b| b.2).max().unwrap_or(1).max(1) as f64;
+    let ticks = ticks(tallest);
+    let max = *ticks.last().expect("ticks start at 0");
     let n = d.histogram.len().max(1) as f64;
-    let bw = (WIDTH - 60.0) / n;
+    let bw = (WIDTH - left - 20.0) / n;
+    let y = |v: f64| top + plot_h - plot_h * v / max;
     let mut s = format!(r#"<svg viewBox="0 0 {WIDTH} {h}" width="{WIDTH}" height="{h}" role="img">"#);
+    let _ = write!(
+        s,
+        r#"<line x1="{left}" x2="{left}" y1="{top}" y2="{:.1}" class="yaxis"/>"#,
+        top + plot_h
+    );
+    for t in &ticks {
+        let _ = write!(
+            s,
+            r#"<line x1="{:.1}" x2="{left}" y1="{y:.1}" y2="{y:.1}" class="yaxis"/><line x1="{left}" x2="{:.1}" y1="{y:.1}" y2="{y:.1}" class="grid"/><text x="{:.1}" y="{:.1}" text-anchor="end" class="axis">{t:.0}</text>"#,
+            left - 4.0,
+            WIDTH - 20.0,
+            left - 6.0,
+            y(*t) + 4.0,
+            y = y(*t)
+        );
+    }
+    let _ = write!(
+        s,
+        r#"<text x="12" y="{:.1}" transform="rotate(-90 12 {:.1})" text-anchor="middle" class="axis">games</text>"#,
+        top + plot_h / 2.0,
+        top + plot_h / 2.0
+    );
     for (i, (lo, hi, count)) in d.histogram.iter().enumerate() {
         let bh = plot_h * *count as f64 / max;
-        let x = 40.0 + i as f64 * bw;
+        let x = left + i as f64 * bw;
         let _ = write!(
             s,
             r#"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" class="bar"><title>{lo:.0}-{hi:.0} {unit}: {count} games</title></rect>"#,
@@ -117,7 +175,7 @@ fn histogram(d: &Distribution, unit: &str) -> String {
     }
     let _ = write!(
         s,
-        r#"<text x="40" y="{}" class="axis">games (tallest bar: {max:.0}); {unit}: mean {:.1}, median {:.0}</text></svg>"#,
+        r#"<text x="{left}" y="{}" class="axis">{unit} (x) against games (y); mean {:.1}, median {:.0}</text></svg>"#,
         h - 6.0,
         d.mean,
         d.median
@@ -128,19 +186,21 @@ fn histogram(d: &Distribution, unit: &str) -> String {
 /// Bars of plain numbers (the counters per game).
 fn value_chart(rows: &[(String, f64)]) -> String {
     let h = ROW * rows.len() as f64 + 10.0;
-    let plot = WIDTH - LABEL - 80.0;
+    let lw = label_width(rows.iter().map(|r| r.0.as_str()));
+    let width = WIDTH.max(lw + 300.0);
+    let plot = width - lw - 80.0;
     let max = rows.iter().map(|r| r.1).fold(0.0, f64::max).max(1e-9);
-    let mut s = format!(r#"<svg viewBox="0 0 {WIDTH} {h}" width="{WIDTH}" height="{h}" role="img">"#);
+    let mut s = format!(r#"<svg viewBox="0 0 {width} {h}" width="{width}" height="{h}" role="img">"#);
     for (i, (name, v)) in rows.iter().enumerate() {
         let y = 6.0 + i as f64 * ROW;
         let _ = write!(
             s,
-            r#"<text x="{}" y="{}" text-anchor="end">{}</text><rect x="{LABEL}" y="{y}" width="{:.1}" height="14" class="bar"/><text x="{:.1}" y="{}">{v:.2}</text>"#,
-            LABEL - 8.0,
+            r#"<text x="{}" y="{}" text-anchor="end">{}</text><rect x="{lw}" y="{y}" width="{:.1}" height="14" class="bar"/><text x="{:.1}" y="{}">{v:.2}</text>"#,
+            lw - 8.0,
             y + 12.0,
             esc(name),
             plot * v / max,
-            LABEL + plot * v / max + 6.0,
+            lw + plot * v / max + 6.0,
             y + 12.0
         );
     }
@@ -148,16 +208,46 @@ fn value_chart(rows: &[(String, f64)]) -> String {
     s
 }
 
+/// For a label whose values name cards: per card, the games it was dealt
+/// in, how many of them the label named it (won, for the winner's card),
+/// and that rate with its 95% interval.
+fn card_table(body: &mut String, s: &Summary, label: &str) {
+    let rows: Vec<_> = s.card_labels.iter().filter(|c| c.label == label).collect();
+    if rows.is_empty() {
+        return;
+    }
+    let _ = write!(
+        body,
+        "<p>Per card: the games it was dealt in, how many of them had it as <em>{}</em>, and that rate with its 95% interval.</p>\
+         <table class=\"cards\"><tr><th>card</th><th>games</th><th>wins</th><th>win rate</th><th>95% interval</th></tr>",
+        esc(label)
+    );
+    for c in rows {
+        let _ = write!(
+            body,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} - {}</td></tr>",
+            esc(&c.card),
+            c.wins.of,
+            c.wins.count,
+            pct(c.wins.rate),
+            pct(c.wins.low),
+            pct(c.wins.high)
+        );
+    }
+    body.push_str("</table>");
+}
+
 pub fn html(input: &ReportInput) -> String {
     let s = input.summary;
     let mut body = String::new();
     let _ = write!(
         body,
-        "<h1>{}</h1><p class=\"meta\">{} games, {} players &middot; <code>{}</code></p>",
+        "<h1>{}</h1><p class=\"meta\">{} games, {} players &middot; <code>{}</code></p><p class=\"meta\">parameters: {}</p>",
         esc(input.title),
         s.games,
         s.players,
-        esc(input.command)
+        esc(input.command),
+        esc(&crate::simulate::sets_text(input.sets))
     );
     let _ = write!(
         body,
@@ -220,6 +310,7 @@ pub fn html(input: &ReportInput) -> String {
         let total: u64 = values.values().sum();
         let rows: Vec<(String, Rate)> = values.iter().map(|(v, n)| (v.clone(), Rate::new(*n, total))).collect();
         let _ = write!(body, "<h2>{}</h2>{}", esc(label), rate_chart(&rows, None));
+        card_table(&mut body, s, label);
     }
     format!(
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{} - Rulesmith report</title><style>{CSS}</style></head><body>{body}<p class=\"meta\">Variant {} &middot; made by rulesmith {}</p></body></html>\n",
@@ -231,7 +322,8 @@ pub fn html(input: &ReportInput) -> String {
 
 const CSS: &str = "body{font-family:system-ui,sans-serif;max-width:720px;margin:2em auto;color:#222}\
 h1{font-size:1.5em}h2{font-size:1.15em;margin-top:1.6em}\
-svg{font-size:12px;display:block;margin:.5em 0}.bar{fill:#4a78b5}.ci{stroke:#111;stroke-width:1.5}\
+svg{font-size:12px;display:block;margin:.5em 0;max-width:100%;height:auto}.bar{fill:#4a78b5}.ci{stroke:#111;stroke-width:1.5}\
 .ref{stroke:#c33;stroke-dasharray:4 3}.axis{fill:#666;font-size:11px}\
+.yaxis{stroke:#666}.grid{stroke:#ddd;stroke-width:.5}\
 table{border-collapse:collapse;margin:.5em 0}td,th{padding:.2em .6em;border-bottom:1px solid #ddd;text-align:left}\
 .meta{color:#666;font-size:.9em}code{font-size:.85em}";

@@ -5,7 +5,7 @@
 //! game order before any arithmetic, so every figure is the same whatever
 //! `--jobs` is.
 
-use crate::common::{load_game, players, VariantArgs};
+use crate::common::{load_game, players, report_failure, BoundArgs, FailedGame, VariantArgs};
 use crate::Failure;
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
@@ -21,7 +21,7 @@ use std::time::Instant;
 #[derive(clap::Args, Clone)]
 pub struct RunArgs {
     /// Number of games.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
     pub games: u64,
     /// Number of players (default: the variant's default).
     #[arg(long)]
@@ -38,11 +38,13 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Worker threads (default: all cores). The result does not depend on it.
-    #[arg(long)]
-    pub jobs: Option<usize>,
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub jobs: Option<u32>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub bounds: BoundArgs,
 }
 
 #[derive(clap::Args)]
@@ -82,10 +84,24 @@ pub struct CompareArgs {
 
 /// A loaded variant and the seats' bots, ready to play many games.
 struct Plan {
+    path: PathBuf,
     variant: Arc<Variant>,
     players: usize,
     bots: Vec<String>,
     sets: Vec<String>,
+}
+
+/// Why a game of a run could not be played.
+enum Failed {
+    /// The rules could not be compiled on a worker.
+    Load(String),
+    Game {
+        index: u64,
+        seed: u64,
+        bots: Vec<String>,
+        message: String,
+        record: rulesmith_core::record::Record,
+    },
 }
 
 impl Plan {
@@ -105,6 +121,7 @@ impl Plan {
             return Err(Failure::usage("--bots needs at least one bot"));
         }
         Ok(Plan {
+            path: path.to_path_buf(),
             variant: game.variant().clone(),
             players: n,
             bots: run.bots.clone(),
@@ -122,7 +139,7 @@ impl Plan {
 
     fn play_all(&self, run: &RunArgs, keep_records: bool, label: &str) -> Result<Vec<GameResult>, Failure> {
         let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(run.jobs.unwrap_or(0))
+            .num_threads(run.jobs.unwrap_or(0) as usize)
             .build()
             .map_err(|e| Failure::usage(format!("--jobs: {e}")))?;
         let bar = (!run.json && std::io::stderr().is_terminal()).then(|| {
@@ -133,21 +150,32 @@ impl Plan {
             b.set_message(label.to_string());
             b
         });
-        let results: Vec<Result<GameResult, String>> = pool.install(|| {
+        let max = run.bounds.max_decisions;
+        let results: Vec<Result<GameResult, Failed>> = pool.install(|| {
             (0..run.games)
                 .into_par_iter()
                 .map_init(
                     || rulesmith_rhai::interpreted(self.variant.clone()).map_err(|e| e.to_string()),
                     |game, i| {
-                        let game = game.as_ref().map_err(Clone::clone)?;
-                        let r = sim::play_game(
-                            game,
-                            &self.seat_bots(i, run.rotate),
-                            i,
-                            rng::derive(run.seed, i),
-                            keep_records,
-                        )
-                        .map_err(|e| format!("game {} (seed {}): {e}", i + 1, rng::derive(run.seed, i)));
+                        let game = game.as_ref().map_err(|e| Failed::Load(e.clone()))?;
+                        let seed = rng::derive(run.seed, i);
+                        let bots = self.seat_bots(i, run.rotate);
+                        let r = sim::play_game(game, &bots, i, seed, keep_records, max).map_err(|f| {
+                            // The record of the failing game: played again
+                            // with one kept, when this run kept none.
+                            let record = f.record.or_else(|| {
+                                sim::play_game(game, &bots, i, seed, true, max)
+                                    .err()
+                                    .and_then(|g| g.record)
+                            });
+                            Failed::Game {
+                                index: i,
+                                seed,
+                                bots,
+                                message: f.error.to_string(),
+                                record: record.unwrap_or_default(),
+                            }
+                        });
                         if let Some(b) = &bar {
                             b.inc(1);
                         }
@@ -159,10 +187,44 @@ impl Plan {
         if let Some(b) = bar {
             b.finish_and_clear();
         }
-        results
-            .into_iter()
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(Failure::input)
+        // The first failing game, in game order: the same whatever --jobs is.
+        results.into_iter().collect::<Result<Vec<_>, _>>().map_err(|f| match f {
+            Failed::Load(e) => Failure::input(e),
+            Failed::Game {
+                index,
+                seed,
+                bots,
+                message,
+                record,
+            } => {
+                let where_ = report_failure(
+                    run.bounds.failures.as_deref(),
+                    &FailedGame {
+                        command: if label.is_empty() { "simulate" } else { "compare" },
+                        variant_path: &self.path,
+                        variant_name: &self.variant.name,
+                        players: self.players,
+                        seed,
+                        sets: &self.sets,
+                        about: vec![
+                            format!(
+                                "{} - game {} of a simulation, seed {seed}",
+                                self.variant.name,
+                                index + 1
+                            ),
+                            format!("bots: {}", bots.join(", ")),
+                        ],
+                        record: &record,
+                    },
+                );
+                Failure::input(format!(
+                    "{}: game {} (seed {seed}, bots {}) fails: {message}\n{where_}",
+                    self.path.display(),
+                    index + 1,
+                    bots.join(",")
+                ))
+            }
+        })
     }
 
     fn summary(&self, results: &[GameResult]) -> Summary {
@@ -185,6 +247,7 @@ pub fn simulate(args: SimulateArgs) -> Result<(), Failure> {
             title: &plan.variant.title,
             variant: &args.variant.display().to_string(),
             command: &command,
+            sets: &plan.sets,
             summary: &summary,
         });
         std::fs::write(path, html)
@@ -212,6 +275,7 @@ pub fn simulate(args: SimulateArgs) -> Result<(), Failure> {
             if args.run.rotate { " (rotating)" } else { "" },
             args.run.seed
         );
+        crate::outln!("parameters: {}", sets_text(&plan.sets));
         print_summary(&summary);
         if let Some(p) = &args.report {
             crate::outln!("\nreport written to {}", p.display());
@@ -245,6 +309,15 @@ fn write_records(dir: &Path, plan: &Plan, run: &RunArgs, results: &[GameResult])
             .map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
     }
     Ok(())
+}
+
+/// The parameter overrides in force, as a designer would type them.
+pub fn sets_text(sets: &[String]) -> String {
+    if sets.is_empty() {
+        "the variant's own (no --set or --params)".to_string()
+    } else {
+        sets.iter().map(|s| format!("--set {s}")).collect::<Vec<_>>().join(" ")
+    }
 }
 
 fn pct(x: f64) -> String {
@@ -313,6 +386,25 @@ fn print_summary(s: &Summary) {
     for (label, values) in &s.labels {
         let list: Vec<String> = values.iter().map(|(v, n)| format!("{v} {n}")).collect();
         crate::outln!("{label}: {}", list.join(", "));
+    }
+    if !s.card_labels.is_empty() {
+        crate::outln!(
+            "\n{:<20} {:<12} {:>6} {:>6}   rate [95% CI]",
+            "label",
+            "card",
+            "games",
+            "named"
+        );
+        for c in &s.card_labels {
+            crate::outln!(
+                "{:<20} {:<12} {:>6} {:>6}   {}",
+                c.label,
+                c.card,
+                c.wins.of,
+                c.wins.count,
+                rate(&c.wins)
+            );
+        }
     }
 }
 

@@ -154,13 +154,24 @@ fn play_against_a_bot_reads_moves_and_writes_the_record() {
 
 #[test]
 fn rules_that_roll_forever_fail_quickly_instead_of_hanging() {
+    // The failing game's record goes to a scratch folder, not the repository.
+    let dir = std::env::temp_dir().join(format!("rulesmith-cli-endless-chance-{}", std::process::id()));
+    let failures = dir.to_str().unwrap();
     let start = std::time::Instant::now();
-    let o = rulesmith(&["check", "tests/fuzz-variants/endless-chance"]);
+    let o = rulesmith(&["check", "tests/fuzz-variants/endless-chance", "--failures", failures]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("re-roll forever"), "{}", stderr(&o));
     assert!(start.elapsed() < std::time::Duration::from_secs(30));
-    let o = rulesmith(&["simulate", "tests/fuzz-variants/endless-chance", "--games", "2"]);
+    let o = rulesmith(&[
+        "simulate",
+        "tests/fuzz-variants/endless-chance",
+        "--games",
+        "2",
+        "--failures",
+        failures,
+    ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

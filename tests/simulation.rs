@@ -34,7 +34,7 @@ fn bots_play_legally(g: &Game, players: usize, spec: &str, games: u64) {
                 }
                 ToMove::Decision(p) => {
                     let legal = g.legal_actions(&s).unwrap();
-                    let i = bots[p].choose(g, &s, &legal);
+                    let i = bots[p].choose(g, &s, &legal).unwrap();
                     assert!(i < legal.len(), "{spec} chose {i} of {}", legal.len());
                     g.apply_action(&mut s, legal[i])
                         .unwrap_or_else(|e| panic!("{spec} chose an illegal action: {e}"));
@@ -72,7 +72,7 @@ fn search_bots_decide_from_their_view_only() {
     let legal = g.legal_actions(&a).unwrap();
     assert_eq!(legal, g.legal_actions(&b).unwrap());
     for spec in ["greedy", "mcts:30"] {
-        let choose = |s: &State| bot::from_spec(spec, 42).unwrap().choose(&g, s, &legal);
+        let choose = |s: &State| bot::from_spec(spec, 42).unwrap().choose(&g, s, &legal).unwrap();
         assert_eq!(
             choose(&a),
             choose(&b),

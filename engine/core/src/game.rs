@@ -706,7 +706,12 @@ impl Game {
             return Ok(0.0);
         };
         match self.call_readonly(state, Entry::Evaluate { seat: seat as i64 })? {
-            Reply::Float(x) => Ok(x),
+            Reply::Float(x) if x.is_finite() => Ok(x),
+            Reply::Float(x) => Err(GameError::Rules(format!(
+                "{}() returned {x} for P{}: an evaluation must be a finite number",
+                f.name,
+                seat + 1
+            ))),
             Reply::Int(i) => Ok(i as f64),
             other => Err(GameError::Rules(format!(
                 "{}() must return a number, not {}",

@@ -4,6 +4,7 @@
 //! dealt to another seat), the greedy and MCTS bots decide on states drawn
 //! with [`Game::determinize`], which depend only on what that seat knows.
 
+use rulesmith_core::error::GameError;
 use rulesmith_core::game::Game;
 use rulesmith_core::rng::{self, GameRng};
 use rulesmith_core::state::{Action, Seat, State, ToMove};
@@ -16,7 +17,11 @@ pub trait Bot {
 
     /// Index into `legal` of the chosen action. `legal` is never empty and
     /// holds the legal actions of the seat to move in `state`.
-    fn choose(&mut self, game: &Game, state: &State, legal: &[Action]) -> usize;
+    ///
+    /// An error is a failure of the variant's own functions the bot relies
+    /// on (its `evaluate`): a bot never hides one by scoring the position 0,
+    /// so a broken evaluation stops the game at its first failing call.
+    fn choose(&mut self, game: &Game, state: &State, legal: &[Action]) -> Result<usize, GameError>;
 }
 
 /// Builds a bot from its name: `random`, `greedy`, `mcts`, `mcts:N` (N
@@ -97,8 +102,8 @@ impl Bot for RandomBot {
         "random"
     }
 
-    fn choose(&mut self, _game: &Game, _state: &State, legal: &[Action]) -> usize {
-        rng::below(&mut self.rng, legal.len() as u32) as usize
+    fn choose(&mut self, _game: &Game, _state: &State, legal: &[Action]) -> Result<usize, GameError> {
+        Ok(rng::below(&mut self.rng, legal.len() as u32) as usize)
     }
 }
 
@@ -118,29 +123,29 @@ impl GreedyBot {
         }
     }
 
-    fn value(&mut self, game: &Game, base: &State, a: Action, me: Seat) -> f64 {
+    fn value(&mut self, game: &Game, base: &State, a: Action, me: Seat) -> Result<f64, GameError> {
         let mut total = 0.0;
         let mut n = 0;
         for _ in 0..self.samples {
             let mut s = base.clone();
             if game.apply_scratch(&mut s, a).is_err() {
-                return f64::NEG_INFINITY;
+                return Ok(f64::NEG_INFINITY);
             }
             let random = s.to_move() == ToMove::Chance;
             if !resolve_chance(game, &mut s, &mut self.rng) {
-                return f64::NEG_INFINITY;
+                return Ok(f64::NEG_INFINITY);
             }
             total += if s.is_terminal() {
                 s.returns()[me] * 1000.0
             } else {
-                game.evaluate(&s, me).unwrap_or(0.0)
+                game.evaluate(&s, me)?
             };
             n += 1;
             if !random {
                 break; // no chance after this action: one look is exact
             }
         }
-        total / n as f64
+        Ok(total / n as f64)
     }
 }
 
@@ -149,15 +154,15 @@ impl Bot for GreedyBot {
         "greedy"
     }
 
-    fn choose(&mut self, game: &Game, state: &State, legal: &[Action]) -> usize {
+    fn choose(&mut self, game: &Game, state: &State, legal: &[Action]) -> Result<usize, GameError> {
         let ToMove::Decision(me) = state.to_move() else {
-            return 0;
+            return Ok(0);
         };
         let base = world(game, state, me, &mut self.rng);
         let mut best = Vec::new();
         let mut best_value = f64::NEG_INFINITY;
         for (i, &a) in legal.iter().enumerate() {
-            let v = self.value(game, &base, a, me);
+            let v = self.value(game, &base, a, me)?;
             if v > best_value + 1e-9 {
                 best_value = v;
                 best.clear();
@@ -167,9 +172,9 @@ impl Bot for GreedyBot {
             }
         }
         if best.is_empty() {
-            return 0;
+            return Ok(0);
         }
-        best[rng::below(&mut self.rng, best.len() as u32) as usize]
+        Ok(best[rng::below(&mut self.rng, best.len() as u32) as usize])
     }
 }
 
@@ -248,14 +253,14 @@ impl MctsBot {
 
     /// Rewards in -1..=1 for every seat. With two seats the evaluation is
     /// taken as zero-sum (as the game's own returns are): one script call.
-    fn rewards(&self, game: &Game, s: &State) -> Vec<f64> {
+    fn rewards(&self, game: &Game, s: &State) -> Result<Vec<f64>, GameError> {
         if s.is_terminal() {
-            return s.returns();
+            return Ok(s.returns());
         }
-        let value = |p: Seat| (game.evaluate(s, p).unwrap_or(0.0) / self.scale).tanh();
+        let value = |p: Seat| game.evaluate(s, p).map(|v| (v / self.scale).tanh());
         if s.core.seats == 2 {
-            let v = value(0);
-            return vec![v, -v];
+            let v = value(0)?;
+            return Ok(vec![v, -v]);
         }
         (0..s.core.seats).map(value).collect()
     }
@@ -263,13 +268,20 @@ impl MctsBot {
     /// Gives `node` a child per action, each scored by one look after it.
     /// (Progressive widening of wide nodes was tried: cheaper, but it hid the
     /// opponent's best replies and lost to the greedy bot.)
-    fn expand(&mut self, game: &Game, nodes: &mut Vec<Node>, node: usize, s: &State, legal: &[Action]) {
+    fn expand(
+        &mut self,
+        game: &Game,
+        nodes: &mut Vec<Node>,
+        node: usize,
+        s: &State,
+        legal: &[Action],
+    ) -> Result<(), GameError> {
         let seats = s.core.seats;
         for &a in legal {
             let mut t = s.clone();
             let mut child = Node::new(seats);
             if game.apply_scratch(&mut t, a).is_ok() && resolve_chance(game, &mut t, &mut self.rng) {
-                child.totals = self.rewards(game, &t);
+                child.totals = self.rewards(game, &t)?;
                 child.visits = 1.0;
             }
             nodes.push(child);
@@ -277,6 +289,7 @@ impl MctsBot {
             nodes[node].children.push((a, c));
         }
         nodes[node].expanded = true;
+        Ok(())
     }
 }
 
@@ -285,12 +298,12 @@ impl Bot for MctsBot {
         &self.name
     }
 
-    fn choose(&mut self, game: &Game, state: &State, legal: &[Action]) -> usize {
+    fn choose(&mut self, game: &Game, state: &State, legal: &[Action]) -> Result<usize, GameError> {
         let ToMove::Decision(me) = state.to_move() else {
-            return 0;
+            return Ok(0);
         };
         if legal.len() == 1 {
-            return 0;
+            return Ok(0);
         }
         let seats = state.core.seats;
         let worlds: Vec<State> = (0..self.worlds)
@@ -324,8 +337,9 @@ impl Bot for MctsBot {
                 }
                 if !nodes[node].expanded {
                     let moves = std::mem::take(&mut buf);
-                    self.expand(game, &mut nodes, node, &s, &moves);
+                    let expanded = self.expand(game, &mut nodes, node, &s, &moves);
                     buf = moves;
+                    expanded?;
                     if node != 0 {
                         break; // scored by its best child below: a two-ply look
                     }
@@ -376,10 +390,10 @@ impl Bot for MctsBot {
                         .max_by(|x, y| (x.totals[p] / x.visits).total_cmp(&(y.totals[p] / y.visits)));
                     match best {
                         Some(b) => b.totals.iter().map(|t| t / b.visits).collect(),
-                        None => self.rewards(game, &s),
+                        None => self.rewards(game, &s)?,
                     }
                 }
-                _ => self.rewards(game, &s),
+                _ => self.rewards(game, &s)?,
             };
             for &n in &path {
                 nodes[n].visits += 1.0;
@@ -400,6 +414,6 @@ impl Bot for MctsBot {
                     .then((x.totals[me] / x.visits.max(1.0)).total_cmp(&(y.totals[me] / y.visits.max(1.0))))
             })
             .map(|(a, _)| *a);
-        best.and_then(|a| legal.iter().position(|l| *l == a)).unwrap_or(0)
+        Ok(best.and_then(|a| legal.iter().position(|l| *l == a)).unwrap_or(0))
     }
 }

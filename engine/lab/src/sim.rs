@@ -33,18 +33,68 @@ pub struct GameResult {
     pub stats: Vec<(String, i64)>,
     /// The variant's labels of the finished game.
     pub labels: Vec<(String, String)>,
+    /// The cards dealt secretly to a seat during the game (a lifeboat
+    /// card, say), as card ids: what "the games a card appeared in" counts.
+    pub cards: Vec<String>,
     #[serde(skip)]
     pub record: Option<Record>,
 }
 
+/// Decisions a game may take before it counts as one that does not end,
+/// unless told otherwise (`--max-decisions`): the same bound as fuzzing's.
+pub const MAX_DECISIONS: u64 = 20_000;
+
+/// The error of a game still running after `max` decisions.
+pub fn endless_game(max: u64, turn: u32) -> GameError {
+    GameError::Rules(format!(
+        "the game did not end within {max} decisions (turn {turn}): do the rules ever end it? \
+         (--max-decisions N allows longer games)"
+    ))
+}
+
+/// A game that failed: what went wrong, and the record of the game up to
+/// there (when one was kept).
+#[derive(Debug)]
+pub struct GameFailure {
+    pub error: GameError,
+    pub record: Option<Record>,
+}
+
+impl std::fmt::Display for GameFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.error)
+    }
+}
+
 /// Plays one game: seat `s` is played by the bot `bots[s]`; chance comes
-/// from `seed`, each bot's own choices from seeds derived from it.
+/// from `seed`, each bot's own choices from seeds derived from it. A game
+/// still running after `max_decisions` decisions is an error: rules that
+/// never end a game must not make a simulation run forever.
 pub fn play_game(
     game: &Game,
     bots: &[String],
     index: u64,
     seed: u64,
     keep_record: bool,
+    max_decisions: u64,
+) -> Result<GameResult, GameFailure> {
+    let mut record = keep_record.then(Record::default);
+    match play_into(game, bots, index, seed, &mut record, max_decisions) {
+        Ok(mut r) => {
+            r.record = record;
+            Ok(r)
+        }
+        Err(error) => Err(GameFailure { error, record }),
+    }
+}
+
+fn play_into(
+    game: &Game,
+    bots: &[String],
+    index: u64,
+    seed: u64,
+    record: &mut Option<Record>,
+    max_decisions: u64,
 ) -> Result<GameResult, GameError> {
     let players = bots.len();
     let mut players_bots = Vec::with_capacity(players);
@@ -53,7 +103,6 @@ pub fn play_game(
     }
     let mut chance = rng::seeded(seed);
     let mut state = game.new_game(players)?;
-    let mut record = keep_record.then(Record::default);
     let mut first = None;
     let mut decisions = 0u64;
     let mut chance_drawn = 0u64;
@@ -78,8 +127,11 @@ pub fn play_game(
                 game.apply_outcome_scratch(&mut state, o)?;
             }
             ToMove::Decision(seat) => {
+                if decisions >= max_decisions {
+                    return Err(endless_game(max_decisions, state.core.turn));
+                }
                 game.legal_actions_into(&mut state, &mut legal)?;
-                let i = players_bots[seat].choose(game, &state, &legal);
+                let i = players_bots[seat].choose(game, &state, &legal)?;
                 let a = *legal.get(i).ok_or_else(|| {
                     GameError::Rules(format!(
                         "bot {} chose action {i} of {}",
@@ -105,6 +157,16 @@ pub fn play_game(
         .iter()
         .map(|(n, _)| (n.clone(), game.stat(&state, n).unwrap_or(0)))
         .collect();
+    let variant = game.variant();
+    let mut cards: Vec<String> = state
+        .core
+        .secrets
+        .iter()
+        .filter_map(|d| variant.decks.get(d.deck as usize)?.cards.get(d.card as usize))
+        .map(|c| c.id.clone())
+        .collect();
+    cards.sort();
+    cards.dedup();
     Ok(GameResult {
         index,
         seed,
@@ -115,7 +177,8 @@ pub fn play_game(
         bots: players_bots.iter().map(|b| b.name().to_string()).collect(),
         stats,
         labels: game.labels(&state)?,
-        record,
+        cards,
+        record: None,
     })
 }
 
@@ -266,6 +329,45 @@ pub struct Summary {
     pub counters: Vec<CounterStats>,
     /// Per label, how many games had each value.
     pub labels: BTreeMap<String, BTreeMap<String, u64>>,
+    /// For labels whose value names a card (the winner's lifeboat, say):
+    /// per card, the games it was dealt in and how often the label named it.
+    pub card_labels: Vec<CardLabel>,
+}
+
+/// One card named by a label: `wins` counts the games whose label `label`
+/// was `card`, out of the games the card was dealt in.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct CardLabel {
+    pub label: String,
+    pub card: String,
+    /// Games the card was dealt in, games the label named it, and the rate
+    /// with its 95% interval.
+    pub wins: Rate,
+}
+
+/// Per label whose values are cards dealt in the games, a row per card.
+fn card_labels(results: &[GameResult], labels: &BTreeMap<String, BTreeMap<String, u64>>) -> Vec<CardLabel> {
+    let mut dealt: BTreeMap<&str, u64> = BTreeMap::new();
+    for r in results {
+        for c in &r.cards {
+            *dealt.entry(c.as_str()).or_default() += 1;
+        }
+    }
+    let mut out = Vec::new();
+    for (label, values) in labels {
+        if !values.keys().any(|v| dealt.contains_key(v.as_str())) {
+            continue;
+        }
+        for (card, games) in &dealt {
+            let named = values.get(*card).copied().unwrap_or(0);
+            out.push(CardLabel {
+                label: label.clone(),
+                card: card.to_string(),
+                wins: Rate::new(named, *games),
+            });
+        }
+    }
+    out
 }
 
 impl Summary {
@@ -344,6 +446,7 @@ impl Summary {
             turns: Distribution::of(&results.iter().map(|r| r.turns as f64).collect::<Vec<_>>()),
             decisions: Distribution::of(&results.iter().map(|r| r.decisions as f64).collect::<Vec<_>>()),
             counters,
+            card_labels: card_labels(results, &labels),
             labels,
         }
     }
