@@ -56,7 +56,8 @@ pub fn endless_game(max: u64, turn: u32) -> GameError {
 /// there (when one was kept).
 #[derive(Debug)]
 pub struct GameFailure {
-    pub error: GameError,
+    /// Boxed: a `Result` carrying it stays small on the hot path.
+    pub error: Box<GameError>,
     pub record: Option<Record>,
 }
 
@@ -84,7 +85,10 @@ pub fn play_game(
             r.record = record;
             Ok(r)
         }
-        Err(error) => Err(GameFailure { error, record }),
+        Err(error) => Err(GameFailure {
+            error: Box::new(error),
+            record,
+        }),
     }
 }
 
