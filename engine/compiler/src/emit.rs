@@ -1,0 +1,1642 @@
+//! Rust code generation from the typed tree.
+//!
+//! Conventions of the generated code (the runtime crate provides the
+//! helpers named here):
+//! - every function returns `R<T>`; a failure carries the file, function,
+//!   line and column of the innermost script function that failed (`.at`);
+//! - functions take `this` by `&mut` only if they (or what they call) write
+//!   to it, so loops over `this`'s arrays iterate by reference;
+//! - sub-expressions that call functions are evaluated into temporaries
+//!   first, so no borrow of `this` is held across a call;
+//! - checked arithmetic, Rhai's indexing (negative from the end), values
+//!   copied on read as Rhai copies them; fuel per loop turn and call, and
+//!   the call depth passed down, stand in for Rhai's operation and call
+//!   limits.
+
+use crate::infer::{is_mutating, rooted_at_this, Callee, Typed};
+use crate::ir::*;
+use crate::types::{Shape, Ty};
+use crate::{Facts, Scalar};
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+
+/// A Rust identifier for any text.
+pub fn ident(s: &str) -> String {
+    let mut out: String = s
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert(0, '_');
+    }
+    out
+}
+
+pub struct Emit<'a> {
+    facts: &'a Facts,
+    funcs: &'a [Func],
+    t: &'a mut Typed,
+    out: String,
+    tmp: usize,
+    /// The function being emitted.
+    cur: FnId,
+    /// Struct name and (key -> rust field) per live record.
+    recs: BTreeMap<usize, RecInfo>,
+    copy: HashMap<usize, bool>,
+}
+
+struct RecInfo {
+    name: String,
+    fields: Vec<(String, String, Ty, bool)>,
+}
+
+impl<'a> Emit<'a> {
+    pub fn new(facts: &'a Facts, funcs: &'a [Func], t: &'a mut Typed) -> Self {
+        Emit {
+            facts,
+            funcs,
+            t,
+            out: String::new(),
+            tmp: 0,
+            cur: 0,
+            recs: BTreeMap::new(),
+            copy: HashMap::new(),
+        }
+    }
+
+    fn tmp(&mut self) -> String {
+        self.tmp += 1;
+        format!("__t{}", self.tmp)
+    }
+
+    // ----- types --------------------------------------------------------
+
+    fn shape(&mut self, t: Ty) -> Shape {
+        self.t.store.shape(t)
+    }
+
+    fn rec_info(&mut self, t: Ty) -> usize {
+        let r = self.t.store.rec_id(t).expect("a record type");
+        if !self.recs.contains_key(&r) {
+            let name = match &self.t.store.recs[r].name {
+                Some(n) => n.clone(),
+                None => format!("R{r}"),
+            };
+            let fields: Vec<(String, crate::types::Field)> = self.t.store.recs[r]
+                .fields
+                .iter()
+                .map(|(k, f)| (k.clone(), f.clone()))
+                .collect();
+            let mut used = std::collections::HashSet::new();
+            let mut list = Vec::new();
+            for (k, f) in fields {
+                let mut id = format!("f_{}", ident(&k));
+                while !used.insert(id.clone()) {
+                    id.push('_');
+                }
+                list.push((k, id, f.ty, f.always));
+            }
+            self.recs.insert(r, RecInfo { name, fields: list });
+            // Field types may name more records.
+            let tys: Vec<Ty> = self.recs[&r].fields.iter().map(|f| f.2).collect();
+            for ft in tys {
+                self.rty(ft);
+            }
+        }
+        r
+    }
+
+    /// The Rust type of `t`.
+    pub fn rty(&mut self, t: Ty) -> String {
+        match self.shape(t) {
+            Shape::Int | Shape::Unknown => "i64".into(),
+            Shape::Bool => "bool".into(),
+            Shape::Str => "Str".into(),
+            Shape::Unit => "()".into(),
+            Shape::Dyn => "Value".into(),
+            Shape::Arr(e) => format!("Vec<{}>", self.rty(e)),
+            Shape::Rec(_) => {
+                let r = self.rec_info(t);
+                self.recs[&r].name.clone()
+            }
+        }
+    }
+
+    fn is_copy(&mut self, t: Ty) -> bool {
+        match self.shape(t) {
+            Shape::Int | Shape::Unknown | Shape::Bool | Shape::Unit => true,
+            Shape::Rec(_) => {
+                let r = self.rec_info(t);
+                if let Some(&c) = self.copy.get(&r) {
+                    return c;
+                }
+                self.copy.insert(r, false);
+                let tys: Vec<Ty> = self.recs[&r].fields.iter().map(|f| f.2).collect();
+                let c = tys.into_iter().all(|ft| self.is_copy(ft)) && self.recs[&r].name != "This";
+                self.copy.insert(r, c);
+                c
+            }
+            _ => false,
+        }
+    }
+
+    fn same_kind(&mut self, a: Ty, b: Ty) -> bool {
+        let (sa, sb) = (self.shape(a), self.shape(b));
+        match (&sa, &sb) {
+            (Shape::Dyn, Shape::Dyn) => true,
+            (Shape::Dyn, _) | (_, Shape::Dyn) => false,
+            _ => true,
+        }
+    }
+
+    /// Converts `code` (of type `from`) to type `to` where they differ:
+    /// into a dynamic value, or out of one (checked).
+    fn convert(&mut self, code: String, from: Ty, to: Ty, pos: Pos) -> String {
+        if self.same_kind(from, to) {
+            return code;
+        }
+        if self.shape(to) == Shape::Dyn {
+            format!("ToValue::to_value(&({code}))")
+        } else {
+            let ty = self.rty(to);
+            format!("<{ty} as FromValue>::from_value({code}){}", self.at(pos))
+        }
+    }
+
+    fn at(&self, pos: Pos) -> String {
+        format!(".at(F, FN, {}, {})?", pos.line, pos.col)
+    }
+
+    // ----- the whole program ---------------------------------------------
+
+    pub fn program(mut self, fingerprint: &str) -> String {
+        let mut body = String::new();
+        for i in 0..self.funcs.len() {
+            self.cur = i;
+            self.tmp = 0;
+            let f = self.function(i);
+            body.push_str(&f);
+        }
+        let hooks = self.hook_dispatch();
+        let entry = self.entry_points();
+        let this_ty = self.t.this_ty;
+        self.rty(this_ty);
+        let structs = self.structs();
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "// Generated by rulesmith-compiler. Do not edit: edit the scripts.\n\
+             #![allow(unused_mut, unused_variables, unused_parens, unused_braces, non_snake_case, non_camel_case_types, dead_code, clippy::all)]\n\
+             use rulesmith_runtime::prelude::*;\n\n\
+             pub const FINGERPRINT: &str = {fingerprint:?};\n"
+        );
+        out.push_str(&structs);
+        out.push_str(&body);
+        out.push_str(&hooks);
+        out.push_str(&entry);
+        out
+    }
+
+    fn structs(&mut self) -> String {
+        let mut out = String::new();
+        let ids: Vec<usize> = self.recs.keys().copied().collect();
+        for r in ids {
+            let tys: Vec<Ty> = self.recs[&r].fields.iter().map(|f| f.2).collect();
+            let mut rtys = Vec::new();
+            for t in &tys {
+                rtys.push(self.rty(*t));
+            }
+            let copy = {
+                let name = self.recs[&r].name.clone();
+                name != "This" && tys.iter().all(|&t| self.is_copy(t))
+            };
+            let info = &self.recs[&r];
+            let derive = if copy { "Clone, Copy" } else { "Clone" };
+            let _ = writeln!(out, "#[derive({derive}, Debug, Default, PartialEq)]\npub struct {} {{", info.name);
+            for ((_, id, _, always), rt) in info.fields.iter().zip(&rtys) {
+                if *always {
+                    let _ = writeln!(out, "    pub {id}: {rt},");
+                } else {
+                    let _ = writeln!(out, "    pub {id}: Option<{rt}>,");
+                }
+            }
+            let _ = writeln!(out, "}}\n");
+            // To a dynamic map (keys sorted, as Rhai's maps are) and back.
+            let _ = writeln!(out, "impl ToValue for {} {{\n    fn to_value(&self) -> Value {{\n        let mut m = ValueMap::new();", info.name);
+            for (key, id, _, always) in &info.fields {
+                if *always {
+                    let _ = writeln!(out, "        m.insert({key:?}.into(), self.{id}.to_value());");
+                } else {
+                    let _ = writeln!(out, "        if let Some(v) = &self.{id} {{ m.insert({key:?}.into(), v.to_value()); }}");
+                }
+            }
+            let _ = writeln!(out, "        Value::Map(m)\n    }}\n}}\n");
+            let _ = writeln!(
+                out,
+                "impl FromValue for {} {{\n    fn from_value(v: Value) -> Result<Self, Fail> {{\n        let mut m = v.into_map()?;\n        Ok({} {{",
+                info.name, info.name
+            );
+            for (key, id, _, always) in &info.fields {
+                if *always {
+                    let _ = writeln!(out, "            {id}: FromValue::from_value(take_field(&mut m, {key:?})?)?,");
+                } else {
+                    let _ = writeln!(
+                        out,
+                        "            {id}: match m.remove({key:?}) {{ Some(v) => Some(FromValue::from_value(v)?), None => None }},"
+                    );
+                }
+            }
+            let _ = writeln!(out, "        }})\n    }}\n}}\n");
+        }
+        out
+    }
+
+    // ----- functions --------------------------------------------------------
+
+    fn fn_name(&self, id: FnId) -> String {
+        let f = &self.funcs[id];
+        match &f.owner {
+            Owner::Rules => format!("s{id}_{}", ident(&f.name)),
+            Owner::Card { deck, card } => format!(
+                "c{id}_{}_{}_{}",
+                ident(&self.facts.decks[*deck].name),
+                ident(&self.facts.decks[*deck].cards[*card].0),
+                ident(&f.name)
+            ),
+        }
+    }
+
+    fn this_param(&self, id: FnId) -> &'static str {
+        if self.t.writes_this[id] {
+            "this: &mut This"
+        } else {
+            "this: &This"
+        }
+    }
+
+    fn var(&self, v: VarId) -> String {
+        format!("v{v}_{}", ident(&self.funcs[self.cur].vars[v]))
+    }
+
+    fn function(&mut self, id: FnId) -> String {
+        let f = &self.funcs[id];
+        let mut params = String::new();
+        for &p in &f.params {
+            let pt = self.t.var_ty[id][p];
+            let ty = self.rty(pt);
+            let _ = write!(params, ", mut {}: {ty}", self.var(p));
+        }
+        let ret = self.t.ret_ty[id];
+        let rty = self.rty(ret);
+        let mut out = String::new();
+        let file = self.facts.files[f.file].0.display().to_string();
+        let _ = writeln!(out, "/// `{}` ({}:{})", f.name, file, f.pos.line);
+        let _ = writeln!(
+            out,
+            "pub fn {}({}, rt: &mut Rt, depth: u32{params}) -> R<{rty}> {{",
+            self.fn_name(id),
+            self.this_param(id)
+        );
+        let _ = writeln!(out, "    const F: u16 = {}; const FN: &str = {:?};", f.file, f.name);
+        let _ = writeln!(out, "    rt.call(depth).at(F, FN, {}, 1)?;", f.pos.line);
+        let body = self.block_value(&f.body, Some(ret), f.pos);
+        let _ = writeln!(out, "    Ok({body})\n}}\n");
+        out
+    }
+
+    /// A block as a Rust block expression. With `want`, its value converted
+    /// to that type (unit when the block ends in a statement); without, `()`.
+    fn block_value(&mut self, b: &Block, want: Option<Ty>, pos: Pos) -> String {
+        let mut out = String::from("{\n");
+        let n = b.stmts.len();
+        let mut tail = None;
+        for (i, s) in b.stmts.iter().enumerate() {
+            let last = i + 1 == n;
+            if last && want.is_some() {
+                if let Stmt::Expr(e) = s {
+                    let want = want.expect("checked");
+                    let code = self.expr(e);
+                    let et = self.t.expr_ty[e.id];
+                    tail = Some(self.convert(code, et, want, e.pos));
+                    break;
+                }
+            }
+            let code = self.stmt(s);
+            out.push_str(&code);
+            out.push('\n');
+        }
+        let tail = match (tail, want) {
+            (Some(t), _) => t,
+            (None, None) => "()".into(),
+            (None, Some(w)) => {
+                let unit = self.t.store.make(Shape::Unit);
+                self.convert("()".into(), unit, w, pos)
+            }
+        };
+        // A block that always returns still needs a tail of the right type.
+        let ends_in_return = matches!(b.stmts.last(), Some(Stmt::Return(..)));
+        if ends_in_return {
+            out.push_str("#[allow(unreachable_code)]\n");
+        }
+        let _ = write!(out, "{tail}\n}}");
+        out
+    }
+
+    fn stmt(&mut self, s: &Stmt) -> String {
+        match s {
+            Stmt::Let(v, e) => {
+                let code = self.expr(e);
+                let et = self.t.expr_ty[e.id];
+                let vt = self.t.var_ty[self.cur][*v];
+                let code = self.convert(code, et, vt, e.pos);
+                format!("let mut {} = {code};", self.var(*v))
+            }
+            Stmt::Expr(e) => {
+                let code = self.expr_unused(e);
+                format!("{code};")
+            }
+            Stmt::Assign { place, op, value, pos } => self.assign(place, *op, value, *pos),
+            Stmt::While(c, b, pos) => {
+                let cond = self.cond(c);
+                let body = self.block_value(b, None, *pos);
+                format!(
+                    "while {cond} {{ rt.tick().at(F, FN, {}, {})?; {body}; }}",
+                    pos.line, pos.col
+                )
+            }
+            Stmt::Do(b, c, until, pos) => {
+                let body = self.block_value(b, None, *pos);
+                let cond = self.cond(c);
+                let stop = if *until { cond } else { format!("!({cond})") };
+                format!(
+                    "loop {{ rt.tick().at(F, FN, {}, {})?; {body}; if {stop} {{ break; }} }}",
+                    pos.line, pos.col
+                )
+            }
+            Stmt::For {
+                var,
+                counter,
+                iter,
+                body,
+                pos,
+            } => self.for_loop(*var, *counter, iter, body, *pos),
+            Stmt::Break(_) => "break;".into(),
+            Stmt::Continue(_) => "continue;".into(),
+            Stmt::Return(e, pos) => {
+                let ret = self.t.ret_ty[self.cur];
+                let code = match e {
+                    Some(e) => {
+                        let c = self.expr(e);
+                        let et = self.t.expr_ty[e.id];
+                        self.convert(c, et, ret, e.pos)
+                    }
+                    None => {
+                        let unit = self.t.store.make(Shape::Unit);
+                        self.convert("()".into(), unit, ret, *pos)
+                    }
+                };
+                format!("return Ok({code});")
+            }
+        }
+    }
+
+    fn for_loop(&mut self, var: VarId, counter: Option<VarId>, iter: &Iter, body: &Block, pos: Pos) -> String {
+        let v = self.var(var);
+        let tick = format!("rt.tick().at(F, FN, {}, {})?;", pos.line, pos.col);
+        let body_code = self.block_value(body, None, pos);
+        match iter {
+            Iter::Range { from, to, inclusive } => {
+                let a = self.expr(from);
+                let b = self.expr(to);
+                let op = if *inclusive { "..=" } else { ".." };
+                let (ta, tb) = (self.tmp(), self.tmp());
+                let count = match counter {
+                    Some(c) => format!("let mut {} = (__k as i64);", self.var(c)),
+                    None => String::new(),
+                };
+                format!(
+                    "{{ let {ta}: i64 = {a}; let {tb}: i64 = {b}; for (__k, __x) in ({ta}{op}{tb}).enumerate() {{ {tick} let mut {v} = __x; {count} {body_code}; }} }}"
+                )
+            }
+            Iter::Array(a) => {
+                let at = self.t.expr_ty[a.id];
+                let el_copy = match self.shape(at) {
+                    Shape::Arr(el) => self.is_copy(el),
+                    _ => false,
+                };
+                let count = match counter {
+                    Some(c) => format!("let mut {} = (__k as i64);", self.var(c)),
+                    None => String::new(),
+                };
+                // Iterate by reference when nothing in the body can write to
+                // what is iterated (Rhai iterates over a copy).
+                let by_ref = a.is_place() && !self.block_writes(body, a);
+                if by_ref {
+                    let r = self.place_ref(a);
+                    let take = if el_copy { "*__x" } else { "__x.clone()" };
+                    format!(
+                        "for (__k, __x) in ({r}).iter().enumerate() {{ {tick} let mut {v} = {take}; {count} {body_code}; }}"
+                    )
+                } else {
+                    let code = self.expr(a);
+                    format!(
+                        "for (__k, __x) in ({code}).into_iter().enumerate() {{ {tick} let mut {v} = __x; {count} {body_code}; }}"
+                    )
+                }
+            }
+        }
+    }
+
+    /// Might `body` write to the place `a` (or need `this` mutably while
+    /// `a` borrows it)?
+    fn block_writes(&self, body: &Block, a: &Expr) -> bool {
+        let this_rooted = rooted_at_this(a);
+        let root_var = match &a.kind {
+            Kind::Var(v) => Some(*v),
+            Kind::Path(r, _) => match r.kind {
+                Kind::Var(v) => Some(v),
+                _ => None,
+            },
+            _ => None,
+        };
+        let mut writes = false;
+        let check_place = |p: &Expr, writes: &mut bool| {
+            if this_rooted && rooted_at_this(p) {
+                *writes = true;
+            }
+            let pv = match &p.kind {
+                Kind::Var(v) => Some(*v),
+                Kind::Path(r, _) => match r.kind {
+                    Kind::Var(v) => Some(v),
+                    _ => None,
+                },
+                _ => None,
+            };
+            if root_var.is_some() && pv == root_var {
+                *writes = true;
+            }
+        };
+        fn stmts<'b>(b: &'b Block, out: &mut Vec<&'b Stmt>) {
+            for s in &b.stmts {
+                out.push(s);
+                match s {
+                    Stmt::While(_, b, _) | Stmt::Do(b, _, _, _) | Stmt::For { body: b, .. } => stmts(b, out),
+                    _ => {}
+                }
+            }
+        }
+        let mut all = Vec::new();
+        stmts(body, &mut all);
+        for s in &all {
+            if let Stmt::Assign { place, .. } = s {
+                check_place(place, &mut writes);
+            }
+        }
+        walk_block(body, &mut |e: &Expr| match &e.kind {
+            Kind::Method { recv, name, .. } if is_mutating(name) => check_place(recv, &mut writes),
+            Kind::If(_, x, y) => {
+                let mut inner = Vec::new();
+                stmts(x, &mut inner);
+                stmts(y, &mut inner);
+                for s in inner {
+                    if let Stmt::Assign { place, .. } = s {
+                        check_place(place, &mut writes);
+                    }
+                }
+            }
+            _ => {
+                if this_rooted {
+                    if let Some(Callee::Script(t)) = self.t.callee.get(&e.id) {
+                        if self.t.writes_this[*t] {
+                            writes = true;
+                        }
+                    }
+                    if matches!(self.t.callee.get(&e.id), Some(Callee::Native(n)) if n == "card_hook") {
+                        writes = true;
+                    }
+                }
+            }
+        });
+        writes
+    }
+
+    // ----- places -----------------------------------------------------------
+
+    /// Hoists the index expressions of a path into temporaries; returns the
+    /// `let`s and the codes standing for each index.
+    fn hoist_indices(&mut self, segs: &[Seg]) -> (String, Vec<Option<(String, Ty)>>) {
+        let mut lets = String::new();
+        let mut codes = Vec::new();
+        for s in segs {
+            match s {
+                Seg::Field(_) => codes.push(None),
+                Seg::Index(i) if matches!(i.kind, Kind::Str(_)) => codes.push(None),
+                Seg::Index(i) => {
+                    let code = self.expr(i);
+                    let t = self.tmp();
+                    let _ = write!(lets, "let {t} = {code}; ");
+                    codes.push(Some((t, self.t.expr_ty[i.id])));
+                }
+            }
+        }
+        (lets, codes)
+    }
+
+    /// Walks a path from `root` (a `&T` or `&mut T` expression of type
+    /// `root_ty`); returns the code of a reference to the end and its type.
+    /// `last` is left out when `stop_before_last` (for assignments).
+    fn chain(
+        &mut self,
+        root: String,
+        root_ty: Ty,
+        segs: &[Seg],
+        idx: &[Option<(String, Ty)>],
+        mutable: bool,
+        stop_before_last: bool,
+        pos: Pos,
+    ) -> (String, Ty) {
+        let mut cur = root;
+        let mut ty = root_ty;
+        let n = if stop_before_last { segs.len() - 1 } else { segs.len() };
+        let (m, mt) = if mutable { ("_mut", "&mut ") } else { ("", "&") };
+        let at = self.at(pos);
+        for (s, ix) in segs[..n].iter().zip(idx) {
+            let key = match s {
+                Seg::Field(k) => Some(k.clone()),
+                Seg::Index(e) => match &e.kind {
+                    Kind::Str(k) => Some(k.clone()),
+                    _ => None,
+                },
+            };
+            match (self.shape(ty), key) {
+                (Shape::Dyn, Some(k)) => {
+                    cur = format!("vfield{m}({cur}, {k:?}){at}");
+                }
+                (Shape::Dyn, None) => {
+                    let (code, it) = ix.clone().expect("an index");
+                    let dt = self.dyn_ty();
+                    let v = self.convert(code, it, dt, pos);
+                    cur = format!("vindex{m}({cur}, &{v}){at}");
+                }
+                (Shape::Rec(_), Some(k)) => {
+                    let r = self.rec_info(ty);
+                    let (_, id, ft, always) = self.recs[&r]
+                        .fields
+                        .iter()
+                        .find(|f| f.0 == k)
+                        .cloned()
+                        .expect("inferred field");
+                    cur = if always {
+                        format!("({mt}({cur}).{id})")
+                    } else {
+                        format!("opt{m}({mt}({cur}).{id}, {k:?}){at}")
+                    };
+                    ty = ft;
+                    continue;
+                }
+                (Shape::Arr(el), None) => {
+                    let (code, it) = ix.clone().expect("an index");
+                    let it2 = self.int_ty();
+                    let code = self.convert(code, it, it2, pos);
+                    cur = format!("get{m}({cur}, {code}){at}");
+                    ty = el;
+                    continue;
+                }
+                (Shape::Str, None) if !mutable => {
+                    let (code, _) = ix.clone().expect("an index");
+                    cur = format!("(&str_index({cur}, {code}){at})");
+                    continue;
+                }
+                (s, _) => {
+                    cur = format!("fail_ref(\"cannot index or read a property of {s:?}\"){at}");
+                    ty = self.dyn_ty();
+                    continue;
+                }
+            }
+            ty = self.dyn_ty();
+        }
+        (cur, ty)
+    }
+
+    fn dyn_ty(&mut self) -> Ty {
+        self.t.store.make(Shape::Dyn)
+    }
+
+    fn int_ty(&mut self) -> Ty {
+        self.t.store.make(Shape::Int)
+    }
+
+    fn root_ref(&mut self, root: &Expr, mutable: bool) -> String {
+        match (&root.kind, mutable) {
+            (Kind::This, true) => "&mut *this".into(),
+            (Kind::This, false) => "&*this".into(),
+            (Kind::Var(v), true) => format!("&mut {}", self.var(*v)),
+            (Kind::Var(v), false) => format!("&{}", self.var(*v)),
+            _ => unreachable!("a place root"),
+        }
+    }
+
+    /// A `&T` to a place (variable, `this`, path), indices hoisted.
+    fn place_ref(&mut self, e: &Expr) -> String {
+        match &e.kind {
+            Kind::Path(root, segs) => {
+                let (lets, idx) = self.hoist_indices(segs);
+                let r = self.root_ref(root, false);
+                let rt = self.t.expr_ty[root.id];
+                let (code, _) = self.chain(r, rt, segs, &idx, false, false, e.pos);
+                if lets.is_empty() {
+                    code
+                } else {
+                    format!("{{ {lets} {code} }}")
+                }
+            }
+            _ => self.root_ref(e, false),
+        }
+    }
+
+    fn place_mut(&mut self, e: &Expr) -> (String, String) {
+        match &e.kind {
+            Kind::Path(root, segs) => {
+                let (lets, idx) = self.hoist_indices(segs);
+                let r = self.root_ref(root, true);
+                let rt = self.t.expr_ty[root.id];
+                let (code, _) = self.chain(r, rt, segs, &idx, true, false, e.pos);
+                (lets, code)
+            }
+            _ => (String::new(), self.root_ref(e, true)),
+        }
+    }
+
+    fn assign(&mut self, place: &Expr, op: Option<BinOp>, value: &Expr, pos: Pos) -> String {
+        let pt = self.t.expr_ty[place.id];
+        let vcode = self.expr(value);
+        let vt = self.t.expr_ty[value.id];
+        let mut out = String::from("{ ");
+        let nv = self.tmp();
+        let _ = write!(out, "let {nv} = {vcode}; ");
+        let (root, segs): (&Expr, &[Seg]) = match &place.kind {
+            Kind::Path(root, segs) => (root, segs),
+            _ => (place, &[]),
+        };
+        let (lets, idx) = self.hoist_indices(segs);
+        out.push_str(&lets);
+        let new_value = match op {
+            None => self.convert(nv.clone(), vt, pt, pos),
+            Some(op) => {
+                // Read the place, combine, write back.
+                let r = self.root_ref(root, false);
+                let root_ty = self.t.expr_ty[root.id];
+                let (cur, _) = self.chain(r, root_ty, segs, &idx, false, false, pos);
+                let copy = self.is_copy(pt);
+                let read = if copy { format!("*{cur}") } else { format!("({cur}).clone()") };
+                let old = self.tmp();
+                let _ = write!(out, "let {old} = {read}; ");
+                let combined = self.binary_code(op, old, pt, nv.clone(), vt, pos);
+                let res_ty = self.binary_ty(op, pt, vt);
+                self.convert(combined, res_ty, pt, pos)
+            }
+        };
+        let v2 = self.tmp();
+        let _ = write!(out, "let {v2} = {new_value}; ");
+        if segs.is_empty() {
+            let target = match &root.kind {
+                Kind::This => "*this".to_string(),
+                Kind::Var(v) => self.var(*v),
+                _ => unreachable!(),
+            };
+            let _ = write!(out, "{target} = {v2}; }}");
+            return out;
+        }
+        let r = self.root_ref(root, true);
+        let root_ty = self.t.expr_ty[root.id];
+        let (parent, parent_ty) = self.chain(r, root_ty, segs, &idx, true, true, pos);
+        let last = segs.last().expect("a segment");
+        let key = match last {
+            Seg::Field(k) => Some(k.clone()),
+            Seg::Index(e) => match &e.kind {
+                Kind::Str(k) => Some(k.clone()),
+                _ => None,
+            },
+        };
+        let at = self.at(pos);
+        match (self.shape(parent_ty), key) {
+            (Shape::Rec(_), Some(k)) => {
+                let r = self.rec_info(parent_ty);
+                let (_, id, _, always) = self.recs[&r].fields.iter().find(|f| f.0 == k).cloned().expect("field");
+                if always {
+                    let _ = write!(out, "({parent}).{id} = {v2}; }}");
+                } else {
+                    let _ = write!(out, "({parent}).{id} = Some({v2}); }}");
+                }
+            }
+            (Shape::Arr(_), None) => {
+                let (code, it) = idx.last().cloned().flatten().expect("an index");
+                let it2 = self.int_ty();
+                    let code = self.convert(code, it, it2, pos);
+                let _ = write!(out, "*get_mut({parent}, {code}){at} = {v2}; }}");
+            }
+            (Shape::Dyn, Some(k)) => {
+                let _ = write!(out, "vset_field({parent}, {k:?}, {v2}){at}; }}");
+            }
+            (Shape::Dyn, None) => {
+                let (code, it) = idx.last().cloned().flatten().expect("an index");
+                let dt = self.dyn_ty();
+                let code = self.convert(code, it, dt, pos);
+                let _ = write!(out, "*vindex_mut({parent}, &{code}){at} = {v2}; }}");
+            }
+            (s, _) => {
+                let _ = write!(out, "return Err(Fail::new(\"cannot assign into {s:?}\")){at}; }}");
+            }
+        }
+        out
+    }
+
+    // ----- expressions ---------------------------------------------------
+
+    /// An expression whose value is dropped.
+    fn expr_unused(&mut self, e: &Expr) -> String {
+        match &e.kind {
+            Kind::If(c, a, b) if !self.t.value_used.contains(&e.id) => {
+                let cond = self.cond(c);
+                let then = self.block_value(a, None, e.pos);
+                let other = self.block_value(b, None, e.pos);
+                format!("if {cond} {then} else {other}")
+            }
+            Kind::Block(b) if !self.t.value_used.contains(&e.id) => self.block_value(b, None, e.pos),
+            _ => format!("let _ = {}", self.expr(e)),
+        }
+    }
+
+    /// A condition as a Rust `bool`.
+    fn cond(&mut self, c: &Expr) -> String {
+        let code = self.expr(c);
+        let ct = self.t.expr_ty[c.id];
+        if self.shape(ct) == Shape::Dyn {
+            format!("truthy({code}){}", self.at(c.pos))
+        } else {
+            code
+        }
+    }
+
+    /// The value of `e`, an owned Rust value of its inferred type.
+    pub fn expr(&mut self, e: &Expr) -> String {
+        let ty = self.t.expr_ty[e.id];
+        match &e.kind {
+            Kind::Int(i) => format!("({i}i64)"),
+            Kind::Bool(b) => b.to_string(),
+            Kind::Str(s) => format!("Str::lit({s:?})"),
+            Kind::Unit => "()".into(),
+            Kind::Interp(parts) => {
+                let mut code = String::from("{ let mut __s = String::new(); ");
+                for p in parts {
+                    let c = self.expr(p);
+                    let _ = write!(code, "push_text(&mut __s, &({c})); ");
+                }
+                code.push_str("Str::from(__s) }");
+                code
+            }
+            Kind::Var(v) => {
+                let copy = self.is_copy(ty);
+                if copy {
+                    self.var(*v)
+                } else {
+                    format!("{}.clone()", self.var(*v))
+                }
+            }
+            Kind::This => "(*this).clone()".into(),
+            Kind::Array(items) => {
+                let el = match self.shape(ty) {
+                    Shape::Arr(el) => el,
+                    _ => self.dyn_ty(),
+                };
+                let mut lets = String::new();
+                let mut names = Vec::new();
+                for x in items {
+                    let c = self.expr(x);
+                    let xt = self.t.expr_ty[x.id];
+                    let c = self.convert(c, xt, el, x.pos);
+                    let t = self.tmp();
+                    let _ = write!(lets, "let {t} = {c}; ");
+                    names.push(t);
+                }
+                if self.shape(ty) == Shape::Dyn {
+                    format!("{{ {lets} Value::Arr(vec![{}]) }}", names.join(", "))
+                } else {
+                    format!("{{ {lets} vec![{}] }}", names.join(", "))
+                }
+            }
+            Kind::Map(items) => self.map_literal(ty, items, e.pos),
+            Kind::Path(..) => {
+                let r = self.place_ref_value(e);
+                let copy = self.is_copy(ty);
+                if copy {
+                    format!("(*{r})")
+                } else {
+                    format!("({r}).clone()")
+                }
+            }
+            Kind::Binary(op, a, b) => {
+                let (ca, cb) = (self.expr(a), self.expr(b));
+                let (ta, tb) = (self.tmp(), self.tmp());
+                let (ta_ty, tb_ty) = (self.t.expr_ty[a.id], self.t.expr_ty[b.id]);
+                let code = self.binary_code(*op, ta.clone(), ta_ty, tb.clone(), tb_ty, e.pos);
+                let res = self.binary_ty(*op, ta_ty, tb_ty);
+                let code = self.convert(code, res, ty, e.pos);
+                format!("{{ let {ta} = {ca}; let {tb} = {cb}; {code} }}")
+            }
+            Kind::Not(a) => format!("(!{})", self.cond(a)),
+            Kind::Neg(a) => {
+                let c = self.expr(a);
+                let at = self.t.expr_ty[a.id];
+                if self.shape(at) == Shape::Dyn {
+                    format!("vneg({c}){}", self.at(e.pos))
+                } else {
+                    format!("neg({c}){}", self.at(e.pos))
+                }
+            }
+            Kind::And(items) => {
+                let parts: Vec<String> = items.iter().map(|x| self.cond(x)).collect();
+                format!("({})", parts.join(" && "))
+            }
+            Kind::Or(items) => {
+                let parts: Vec<String> = items.iter().map(|x| self.cond(x)).collect();
+                format!("({})", parts.join(" || "))
+            }
+            Kind::In(a, b) => self.in_code(a, b, e.pos),
+            Kind::If(c, a, b) => {
+                let cond = self.cond(c);
+                let then = self.block_value(a, Some(ty), e.pos);
+                let other = self.block_value(b, Some(ty), e.pos);
+                format!("(if {cond} {then} else {other})")
+            }
+            Kind::Block(b) => self.block_value(b, Some(ty), e.pos),
+            Kind::Call { name, args, .. } => match self.t.callee.get(&e.id).cloned() {
+                Some(Callee::Script(target)) => self.script_call(target, args),
+                Some(Callee::Native(_)) => self.native(e, name, args),
+                None => format!("return Err(Fail::new(\"no function '{name}'\")){}", self.at(e.pos)),
+            },
+            Kind::Method { recv, name, args } => self.method(e, recv, name, args),
+        }
+    }
+
+    /// `place_ref` for reads, also for paths on non-place roots
+    /// (`f(x).a[1]`): the root is evaluated into a temporary first.
+    fn place_ref_value(&mut self, e: &Expr) -> String {
+        if e.is_place() {
+            return self.place_ref(e);
+        }
+        let Kind::Path(root, segs) = &e.kind else {
+            unreachable!("a path")
+        };
+        let rc = self.expr(root);
+        let t = self.tmp();
+        let (lets, idx) = self.hoist_indices(segs);
+        let rt = self.t.expr_ty[root.id];
+        let (code, _) = self.chain(format!("&{t}"), rt, segs, &idx, false, false, e.pos);
+        format!("{{ let {t} = {rc}; {lets} &{{ {code} }}.clone() }}")
+    }
+
+    fn map_literal(&mut self, ty: Ty, items: &[(String, Expr)], pos: Pos) -> String {
+        let mut lets = String::new();
+        let mut vals = HashMap::new();
+        for (k, x) in items {
+            let c = self.expr(x);
+            let t = self.tmp();
+            let _ = write!(lets, "let {t} = {c}; ");
+            vals.insert(k.clone(), (t, self.t.expr_ty[x.id], x.pos));
+        }
+        if self.shape(ty) == Shape::Dyn {
+            let mut code = format!("{{ {lets} let mut __m = ValueMap::new(); ");
+            for (k, _) in items {
+                let (t, xt, p) = vals[k].clone();
+                let dt = self.dyn_ty();
+                let v = self.convert(t, xt, dt, p);
+                let _ = write!(code, "__m.insert({k:?}.into(), {v}); ");
+            }
+            code.push_str("Value::Map(__m) }");
+            return code;
+        }
+        let r = self.rec_info(ty);
+        let name = self.recs[&r].name.clone();
+        let fields = self.recs[&r].fields.clone();
+        let mut code = format!("{{ {lets} {name} {{ ");
+        for (k, id, ft, always) in fields {
+            match vals.get(&k).cloned() {
+                Some((t, xt, p)) => {
+                    let v = self.convert(t, xt, ft, p);
+                    if always {
+                        let _ = write!(code, "{id}: {v}, ");
+                    } else {
+                        let _ = write!(code, "{id}: Some({v}), ");
+                    }
+                }
+                None => {
+                    let _ = write!(code, "{id}: None, ");
+                }
+            }
+        }
+        let _ = pos;
+        code.push_str("} }");
+        code
+    }
+
+    fn binary_ty(&mut self, op: BinOp, a: Ty, b: Ty) -> Ty {
+        if op.is_comparison() {
+            return self.t.store.make(Shape::Bool);
+        }
+        match (self.shape(a), self.shape(b), op) {
+            (Shape::Dyn, _, _) | (_, Shape::Dyn, _) => self.dyn_ty(),
+            (Shape::Str, _, BinOp::Add) | (_, Shape::Str, BinOp::Add) => self.t.store.make(Shape::Str),
+            (Shape::Arr(_), Shape::Arr(_), BinOp::Add) => a,
+            _ => self.int_ty(),
+        }
+    }
+
+    fn binary_code(&mut self, op: BinOp, a: String, at: Ty, b: String, bt: Ty, pos: Pos) -> String {
+        let (sa, sb) = (self.shape(at), self.shape(bt));
+        let loc = self.at(pos);
+        if sa == Shape::Dyn || sb == Shape::Dyn {
+            let dt = self.dyn_ty();
+            let va = self.convert(a, at, dt, pos);
+            let vb = self.convert(b, bt, dt, pos);
+            let opname = format!("{op:?}");
+            return if op.is_comparison() {
+                format!("vcompare(Op::{opname}, &{va}, &{vb}){loc}")
+            } else {
+                format!("varith(Op::{opname}, {va}, {vb}){loc}")
+            };
+        }
+        let numeric = matches!(sa, Shape::Int | Shape::Unknown) && matches!(sb, Shape::Int | Shape::Unknown);
+        match op {
+            BinOp::Add if sa == Shape::Str || sb == Shape::Str => format!("cat(&{a}, &{b})"),
+            BinOp::Add if matches!(sa, Shape::Arr(_)) => format!("concat({a}, {b})"),
+            BinOp::Eq | BinOp::Ne if !numeric && !self.t.store.compatible(at, bt) => {
+                (op == BinOp::Ne).to_string()
+            }
+            BinOp::Eq => format!("({a} == {b})"),
+            BinOp::Ne => format!("({a} != {b})"),
+            BinOp::Lt => format!("({a} < {b})"),
+            BinOp::Le => format!("({a} <= {b})"),
+            BinOp::Gt => format!("({a} > {b})"),
+            BinOp::Ge => format!("({a} >= {b})"),
+            BinOp::Add => format!("add({a}, {b}){loc}"),
+            BinOp::Sub => format!("sub({a}, {b}){loc}"),
+            BinOp::Mul => format!("mul({a}, {b}){loc}"),
+            BinOp::Div => format!("div({a}, {b}){loc}"),
+            BinOp::Rem => format!("rem({a}, {b}){loc}"),
+            BinOp::Pow => format!("pow({a}, {b}){loc}"),
+            BinOp::BitAnd if sa == Shape::Bool => format!("({a} & {b})"),
+            BinOp::BitOr if sa == Shape::Bool => format!("({a} | {b})"),
+            BinOp::BitXor if sa == Shape::Bool => format!("({a} ^ {b})"),
+            BinOp::BitAnd => format!("({a} & {b})"),
+            BinOp::BitOr => format!("({a} | {b})"),
+            BinOp::BitXor => format!("({a} ^ {b})"),
+            BinOp::Shl => format!("shl({a}, {b}){loc}"),
+            BinOp::Shr => format!("shr({a}, {b}){loc}"),
+        }
+    }
+
+    fn in_code(&mut self, a: &Expr, b: &Expr, pos: Pos) -> String {
+        let bt = self.t.expr_ty[b.id];
+        match (self.shape(bt), &a.kind) {
+            (Shape::Rec(_), Kind::Str(k)) => {
+                let r = self.rec_info(bt);
+                let field = self.recs[&r].fields.iter().find(|f| &f.0 == k).cloned();
+                let rb = self.ref_of(b);
+                match field {
+                    Some((_, _, _, true)) => format!("{{ let _ = {rb}; true }}"),
+                    Some((_, id, _, false)) => format!("({rb}).{id}.is_some()"),
+                    None => "false".into(),
+                }
+            }
+            (Shape::Arr(el), _) => {
+                let ca = self.expr(a);
+                let at = self.t.expr_ty[a.id];
+                let ca = self.convert(ca, at, el, pos);
+                let rb = self.ref_of(b);
+                format!("{{ let __n = {ca}; ({rb}).contains(&__n) }}")
+            }
+            (Shape::Str, _) => {
+                let ca = self.expr(a);
+                let rb = self.ref_of(b);
+                format!("{{ let __n = {ca}; str_contains({rb}, &__n) }}")
+            }
+            _ => {
+                let ca = self.expr(a);
+                let at = self.t.expr_ty[a.id];
+                let dt = self.dyn_ty();
+                let ca = self.convert(ca, at, dt, pos);
+                let cb = self.expr(b);
+                let cb = self.convert(cb, bt, dt, pos);
+                format!("vin(&{ca}, &{cb}){}", self.at(pos))
+            }
+        }
+    }
+
+    /// A reference to the value of `e`: to the place itself when it is
+    /// one, else to a temporary.
+    fn ref_of(&mut self, e: &Expr) -> String {
+        if e.is_place() {
+            self.place_ref(e)
+        } else {
+            format!("&({})", self.expr(e))
+        }
+    }
+
+    fn script_call(&mut self, target: FnId, args: &[Expr]) -> String {
+        let mut lets = String::new();
+        let mut names = Vec::new();
+        for (a, &p) in args.iter().zip(&self.funcs[target].params) {
+            let c = self.expr(a);
+            let at = self.t.expr_ty[a.id];
+            let pt = self.t.var_ty[target][p];
+            let c = self.convert(c, at, pt, a.pos);
+            let t = self.tmp();
+            let _ = write!(lets, "let {t} = {c}; ");
+            names.push(format!(", {t}"));
+        }
+        let this = if self.t.writes_this[target] {
+            "&mut *this"
+        } else {
+            "&*this"
+        };
+        format!(
+            "{{ {lets} {}({this}, rt, depth + 1{})? }}",
+            self.fn_name(target),
+            names.concat()
+        )
+    }
+
+    /// Arguments evaluated into temporaries, each converted to `want[i]`
+    /// (None: as inferred).
+    fn args(&mut self, args: &[Expr], want: &[Option<Ty>]) -> (String, Vec<String>) {
+        let mut lets = String::new();
+        let mut names = Vec::new();
+        for (i, a) in args.iter().enumerate() {
+            let c = self.expr(a);
+            let at = self.t.expr_ty[a.id];
+            let c = match want.get(i).copied().flatten() {
+                Some(w) => self.convert(c, at, w, a.pos),
+                None => c,
+            };
+            let t = self.tmp();
+            let _ = write!(lets, "let {t} = {c}; ");
+            names.push(t);
+        }
+        (lets, names)
+    }
+
+    fn lit<'e>(e: &'e Expr) -> Option<&'e str> {
+        match &e.kind {
+            Kind::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// An engine native or built-in function.
+    fn native(&mut self, e: &Expr, name: &str, args: &[Expr]) -> String {
+        let at = self.at(e.pos);
+        let (int, str_) = (self.int_ty(), self.t.store.make(Shape::Str));
+        let ints = vec![Some(int); args.len()];
+        let facts = self.facts;
+        let index_of = |list: &[String], n: &str| list.iter().position(|x| x == n);
+        // Names resolved now; an unknown one fails where the interpreter would.
+        let resolved = |what: &str, list: Vec<String>, arg: &Expr| -> Result<usize, String> {
+            match Self::lit(arg) {
+                Some(n) => index_of(&list, n).ok_or_else(|| {
+                    format!(
+                        "return Err(Fail::new({:?})){at}",
+                        format!("unknown {what} '{n}' (declared: {})", list.join(", "))
+                    )
+                }),
+                None => Err(format!(
+                    "return Err(Fail::new(\"the compiled engine needs the {what} written as a string\")){at}"
+                )),
+            }
+        };
+        let decks: Vec<String> = facts.decks.iter().map(|d| d.name.clone()).collect();
+        macro_rules! idx_or_fail {
+            ($what:expr, $list:expr, $arg:expr) => {
+                match resolved($what, $list, $arg) {
+                    Ok(i) => i,
+                    Err(code) => return format!("{{ {code}; }}"),
+                }
+            };
+        }
+        match name {
+            "seats" | "active" | "actor" | "turn" | "in_play" | "winner" | "status" | "step" | "draw_game" => {
+                format!("rt.{name}()")
+            }
+            "end_turn" => format!("rt.end_turn(){at}"),
+            "is_out" | "start_turns" | "set_actor" | "eliminate" | "win" => {
+                let (lets, n) = self.args(args, &ints);
+                format!("{{ {lets} rt.{name}({}){at} }}", n[0])
+            }
+            "enter_step" => {
+                let steps = facts.steps.iter().map(|s| s.name.clone()).collect();
+                let i = idx_or_fail!("step", steps, &args[0]);
+                format!("rt.enter_step({i})")
+            }
+            "stat" => {
+                let i = idx_or_fail!("statistic", facts.stats.clone(), &args[0]);
+                let (lets, n) = self.args(&args[1..], &[Some(int)]);
+                format!("{{ {lets} rt.stat({i}, {})}}", n[0])
+            }
+            "param" => {
+                let params = facts.params.iter().map(|p| p.0.clone()).collect();
+                let i = idx_or_fail!("parameter", params, &args[0]);
+                match facts.params[i].1 {
+                    Scalar::Int => format!("rt.param_int({i})"),
+                    Scalar::Bool => format!("rt.param_bool({i})"),
+                    _ => format!("rt.param_str({i})"),
+                }
+            }
+            "has_deck" => match Self::lit(&args[0]) {
+                Some(n) => decks.iter().any(|d| d == n).to_string(),
+                None => {
+                    let (lets, n) = self.args(args, &[Some(str_)]);
+                    format!("{{ {lets} rt.has_deck(&{}) }}", n[0])
+                }
+            },
+            "deck_left" | "card_ids" => {
+                let i = idx_or_fail!("deck", decks, &args[0]);
+                format!("rt.{name}({i})")
+            }
+            "card" => {
+                let i = idx_or_fail!("deck", decks, &args[0]);
+                let (lets, n) = self.args(&args[1..], &[Some(str_)]);
+                format!("{{ {lets} card_{}(rt, {i}, &{}){at} }}", ident(&facts.decks[i].name), n[0])
+            }
+            "reveal" => {
+                let i = idx_or_fail!("deck", decks, &args[0]);
+                let (lets, n) = self.args(&args[1..], &[Some(str_)]);
+                format!("{{ {lets} rt.reveal({i}, &{}){at} }}", n[0])
+            }
+            "add" => {
+                let actions = facts.actions.iter().map(|a| a.name.clone()).collect();
+                let k = idx_or_fail!("action", actions, &args[0]);
+                let (lets, n) = self.args(&args[1..], &ints);
+                format!("{{ {lets} rt.add({k}, &[{}]){at} }}", n.join(", "))
+            }
+            "add_all" => {
+                let actions = facts.actions.iter().map(|a| a.name.clone()).collect();
+                let k = idx_or_fail!("action", actions, &args[0]);
+                self.add_all(k, &args[1], e.pos)
+            }
+            "roll" => {
+                let (lets, n) = self.args(&args[..2], &[Some(int), Some(int)]);
+                let then = Self::lit(&args[2]).unwrap_or_default();
+                format!("{{ {lets} rt.roll({}, {}, {then:?}){at} }}", n[0], n[1])
+            }
+            "draw_secret" => {
+                let i = idx_or_fail!("deck", decks, &args[0]);
+                let (lets, n) = self.args(&args[1..2], &[Some(int)]);
+                let then = Self::lit(&args[2]).unwrap_or_default();
+                format!("{{ {lets} rt.draw({i}, Some({}), {then:?}){at} }}", n[0])
+            }
+            "draw" => {
+                let i = idx_or_fail!("deck", decks, &args[0]);
+                let then = Self::lit(&args[1]).unwrap_or_default();
+                format!("rt.draw({i}, None, {then:?}){at}")
+            }
+            "card_hook" => self.card_hook(e, args),
+            "distinct" => {
+                let r = self.ref_of(&args[0]);
+                format!("distinct({r})")
+            }
+            "at_least" => {
+                let r = self.ref_of(&args[0]);
+                let (lets, n) = self.args(&args[1..], &[Some(int)]);
+                format!("{{ {lets} at_least({r}, {}) }}", n[0])
+            }
+            "grid_slots" | "grid_place" | "grid_compact" => {
+                let want: Vec<Option<Ty>> = args.iter().map(|a| Some(self.t.expr_ty[a.id])).collect();
+                let (lets, n) = self.args(args, &want);
+                let refs: Vec<String> = n
+                    .iter()
+                    .enumerate()
+                    .map(|(i, x)| if i < 2 { format!("&{x}") } else { x.clone() })
+                    .collect();
+                format!("{{ {lets} {name}({}){at} }}", refs.join(", "))
+            }
+            "type_of" => {
+                let t = self.t.expr_ty[args[0].id];
+                match self.shape(t) {
+                    Shape::Dyn => {
+                        let r = self.ref_of(&args[0]);
+                        format!("Str::lit(({r}).type_name())")
+                    }
+                    s => format!("Str::lit({:?})", static_type_name(&s)),
+                }
+            }
+            "to_string" => {
+                let r = self.ref_of(&args[0]);
+                format!("to_text({r})")
+            }
+            "print" | "debug" => {
+                let r = self.ref_of(&args[0]);
+                format!("rt.print(&to_text({r}))")
+            }
+            "min" | "max" => {
+                let (lets, n) = self.args(args, &ints);
+                format!("{{ {lets} {}.{name}({}) }}", n[0], n[1])
+            }
+            _ => {
+                // A method-style built-in written as a function: f(x, ..).
+                // Rhai passes x by value here, so a mutating one changes a copy.
+                let recv = &args[0];
+                self.method(e, recv, name, &args[1..])
+            }
+        }
+    }
+
+    /// `add_all(kind, [d1, d2, ..])`: every combination, the first domain
+    /// slowest; a domain is a number, or an array of numbers or of arrays
+    /// of numbers (several values at once).
+    fn add_all(&mut self, kind: usize, domains: &Expr, pos: Pos) -> String {
+        let at = self.at(pos);
+        let Kind::Array(items) = &domains.kind else {
+            let c = self.expr(domains);
+            let t = self.t.expr_ty[domains.id];
+            let dt = self.dyn_ty();
+            let c = self.convert(c, t, dt, pos);
+            return format!("rt.add_all_dyn({kind}, {c}){at}");
+        };
+        let mut lets = String::new();
+        let mut doms = Vec::new();
+        for d in items {
+            let t = self.t.expr_ty[d.id];
+            let name = self.tmp();
+            let code = if d.is_place() {
+                self.place_ref(d)
+            } else {
+                let c = self.expr(d);
+                let _ = write!(lets, "let {name} = {c}; ");
+                format!("&{name}")
+            };
+            let shape = self.shape(t);
+            let dom = match shape {
+                Shape::Int => format!("Domain::One(*{code})"),
+                Shape::Arr(el) => match self.shape(el) {
+                    Shape::Int => format!("Domain::Ints({code})"),
+                    Shape::Arr(_) => format!("Domain::Tuples({code})"),
+                    _ => format!("Domain::Dyn(&ToValue::to_value({code}))"),
+                },
+                _ => format!("Domain::Dyn(&ToValue::to_value({code}))"),
+            };
+            doms.push(dom);
+        }
+        format!("{{ {lets} rt.add_all({kind}, &[{}]){at} }}", doms.join(", "))
+    }
+
+    fn card_hook(&mut self, e: &Expr, args: &[Expr]) -> String {
+        let at = self.at(e.pos);
+        let deck = Self::lit(&args[0]).unwrap_or_default();
+        let hook = Self::lit(&args[2]).unwrap_or_default();
+        let Some(d) = self.facts.decks.iter().position(|x| x.name == deck) else {
+            let known: Vec<&str> = self.facts.decks.iter().map(|d| d.name.as_str()).collect();
+            let msg = format!("unknown deck '{deck}' (declared decks: {})", known.join(", "));
+            return format!("{{ return Err(Fail::new({msg:?})){at}; }}");
+        };
+        let Kind::Array(items) = &args[3].kind else {
+            unreachable!("checked by inference")
+        };
+        let str_ = self.t.store.make(Shape::Str);
+        let (lets, id) = self.args(&args[1..2], &[Some(str_)]);
+        let (lets2, names) = self.args(items, &[]);
+        let extra: String = names.iter().map(|n| format!(", {n}")).collect();
+        format!(
+            "{{ {lets} {lets2} hook_{}_{}(this, rt, depth + 1, &{}{extra})? }}",
+            ident(&self.facts.decks[d].name),
+            ident(hook),
+            id[0]
+        )
+    }
+
+    fn method(&mut self, e: &Expr, recv: &Expr, name: &str, args: &[Expr]) -> String {
+        let at = self.at(e.pos);
+        let rt_ = self.t.expr_ty[recv.id];
+        let shape = self.shape(rt_);
+        let int = self.int_ty();
+        if shape == Shape::Dyn {
+            let dt = self.dyn_ty();
+            let want: Vec<Option<Ty>> = args.iter().map(|_| Some(dt)).collect();
+            let (lets, n) = self.args(args, &want);
+            let list = n.iter().map(|x| format!(", {x}")).collect::<String>();
+            if is_mutating(name) && recv.is_place() {
+                let (plets, p) = self.place_mut(recv);
+                return format!("{{ {lets} {plets} vmethod_mut({p}, {name:?}, vec![{}]){at} }}", n.join(", "));
+            }
+            let r = self.ref_of(recv);
+            let _ = list;
+            let res = format!("{{ {lets} vmethod({r}, {name:?}, vec![{}]){at} }}", n.join(", "));
+            // The inferred result may be typed (len, contains...).
+            let et = self.t.expr_ty[e.id];
+            let dt = self.dyn_ty();
+            return self.convert(res, dt, et, e.pos);
+        }
+        match name {
+            "len" | "is_empty" => {
+                let r = self.ref_of(recv);
+                let f = match shape {
+                    Shape::Str => format!("str_{name}"),
+                    Shape::Rec(_) => format!("rec_{name}"),
+                    _ => format!("arr_{name}"),
+                };
+                format!("{f}({r})")
+            }
+            "to_string" => {
+                let r = self.ref_of(recv);
+                format!("to_text({r})")
+            }
+            "type_of" => format!("Str::lit({:?})", static_type_name(&shape)),
+            "sign" => format!("{}.signum()", self.expr(recv)),
+            "abs" => format!("neg_abs({}){at}", self.expr(recv)),
+            "contains" if shape == Shape::Str => {
+                let r = self.ref_of(recv);
+                let (lets, n) = self.args(args, &[]);
+                format!("{{ {lets} str_contains({r}, &{}) }}", n[0])
+            }
+            "contains" if matches!(shape, Shape::Rec(_)) => {
+                let r = self.ref_of(recv);
+                let (lets, n) = self.args(args, &[]);
+                format!("{{ {lets} ToValue::to_value({r}).has_key(&{}) }}", n[0])
+            }
+            "contains" | "index_of" => {
+                let el = match shape {
+                    Shape::Arr(el) => el,
+                    _ => int,
+                };
+                let (lets, n) = self.args(args, &[Some(el)]);
+                let r = self.ref_of(recv);
+                if name == "contains" {
+                    format!("{{ {lets} ({r}).contains(&{}) }}", n[0])
+                } else {
+                    format!("{{ {lets} index_of({r}, &{}) }}", n[0])
+                }
+            }
+            _ if is_mutating(name) => {
+                let el = match shape {
+                    Shape::Arr(el) => el,
+                    _ => int,
+                };
+                let want: Vec<Option<Ty>> = match name {
+                    "push" => vec![Some(el)],
+                    "insert" => vec![Some(int), Some(el)],
+                    _ => vec![Some(int)],
+                };
+                let (lets, n) = self.args(args, &want);
+                let (plets, p, tail) = if recv.is_place() {
+                    let (pl, p) = self.place_mut(recv);
+                    (pl, p, String::new())
+                } else {
+                    // A temporary: Rhai mutates a copy.
+                    let c = self.expr(recv);
+                    let t = self.tmp();
+                    (format!("let mut {t} = {c}; "), format!("&mut {t}"), String::new())
+                };
+                let call = match name {
+                    "push" => format!("({p}).push({})", n[0]),
+                    "insert" => format!("arr_insert({p}, {}, {})", n[0], n[1]),
+                    "clear" => format!("({p}).clear()"),
+                    "reverse" => format!("({p}).reverse()"),
+                    "sort" => format!("({p}).sort()"),
+                    "truncate" => format!("arr_truncate({p}, {})", n[0]),
+                    "shift" => format!("arr_shift({p}){at}"),
+                    "pop" => format!("arr_pop({p}){at}"),
+                    "remove" => format!("arr_remove({p}, {}){at}", n[0]),
+                    _ => unreachable!(),
+                };
+                format!("{{ {lets} {plets} {call} {tail} }}")
+            }
+            _ => format!("return Err(Fail::new(\"unsupported method {name}\")){at}"),
+        }
+    }
+
+    // ----- card hooks and entry points ---------------------------------------
+
+    /// One dispatch function per (deck, hook) the rules call: by card id to
+    /// the card's own function, () when the card has none.
+    fn hook_dispatch(&mut self) -> String {
+        let mut out = String::new();
+        let mut used: Vec<(usize, String)> = self.t.hooks_used.iter().cloned().collect();
+        used.sort();
+        for (d, hook) in used {
+            let deck = &self.facts.decks[d];
+            let arity = deck.hooks.iter().find(|h| h.0 == hook).map_or(0, |h| h.1);
+            // The result type: the join of every card's hook and ().
+            let mut res_ty = None;
+            let mut cases = Vec::new();
+            for (c, (_, _)) in deck.cards.iter().enumerate() {
+                let target = self
+                    .funcs
+                    .iter()
+                    .position(|f| f.owner == Owner::Card { deck: d, card: c } && f.name == hook && f.params.len() == arity);
+                if let Some(t) = target {
+                    cases.push((c, t));
+                }
+            }
+            // Parameter types come from the first defining card (all unified).
+            let mut params = String::new();
+            let mut pnames = Vec::new();
+            if let Some(&(_, t)) = cases.first() {
+                for (i, &p) in self.funcs[t].params.iter().enumerate() {
+                    let pt = self.t.var_ty[t][p];
+                    let ty = self.rty(pt);
+                    let _ = write!(params, ", a{i}: {ty}");
+                    pnames.push(format!("a{i}"));
+                }
+                // The join type was inferred at the call sites; recompute it
+                // here as dynamic unless every hook and () agree.
+                let mut all_unit = true;
+                for &(_, t) in &cases {
+                    let rt = self.t.ret_ty[t];
+                    if self.shape(rt) != Shape::Unit {
+                        all_unit = false;
+                    }
+                }
+                res_ty = Some(if all_unit { "()" } else { "Value" });
+            } else {
+                for i in 0..arity {
+                    let _ = write!(params, ", a{i}: Value");
+                    pnames.push(format!("a{i}"));
+                }
+            }
+            let res = res_ty.unwrap_or("()");
+            let _ = writeln!(
+                out,
+                "pub fn hook_{}_{}(this: &mut This, rt: &mut Rt, depth: u32, id: &Str{params}) -> R<{res}> {{",
+                ident(&deck.name),
+                ident(&hook)
+            );
+            let _ = writeln!(out, "    match id.as_str() {{");
+            for (c, t) in cases {
+                let call_this = if self.t.writes_this[t] { "this" } else { "&*this" };
+                let conv = if res == "Value" { ".to_value()" } else { "" };
+                let _ = writeln!(
+                    out,
+                    "        {:?} => Ok(rt.hook_call({:?}, {:?}, |rt| {}({call_this}, rt, depth{}))?{conv}),",
+                    deck.cards[c].0,
+                    deck.cards[c].0,
+                    hook,
+                    self.fn_name(t),
+                    pnames.iter().map(|p| format!(", {p}.clone()")).collect::<String>()
+                );
+            }
+            let unit = if res == "Value" { "Value::Unit" } else { "()" };
+            let _ = writeln!(
+                out,
+                "        other => {{ rt.check_card({d}, other)?; Ok({unit}) }}\n    }}\n}}\n"
+            );
+        }
+        // card(deck, id) for each deck: a typed record built from the data.
+        for (d, deck) in self.facts.decks.iter().enumerate() {
+            let ty = self.t.card_ty[d];
+            let r = self.rec_info(ty);
+            let info_name = self.recs[&r].name.clone();
+            let fields = self.recs[&r].fields.clone();
+            let _ = writeln!(
+                out,
+                "pub fn card_{}(rt: &mut Rt, deck: usize, id: &Str) -> R<{info_name}> {{\n    let c = rt.card(deck, id)?;\n    Ok({info_name} {{",
+                ident(&deck.name)
+            );
+            for (key, id, _, always) in fields {
+                if always {
+                    let _ = writeln!(out, "        {id}: FromValue::from_value(c.field({key:?}))?,");
+                } else {
+                    let _ = writeln!(out, "        {id}: Some(FromValue::from_value(c.field({key:?}))?),");
+                }
+            }
+            let _ = writeln!(out, "    }})\n}}\n");
+        }
+        out
+    }
+
+    fn entry_points(&mut self) -> String {
+        let facts = self.facts;
+        let find = |name: &Option<String>, arity: usize| -> Option<FnId> {
+            let n = name.as_ref()?;
+            self.funcs.iter().rposition(|f| f.owner == Owner::Rules && &f.name == n && f.params.len() == arity)
+        };
+        let find_name = |n: &str, arity: usize| -> Option<FnId> {
+            self.funcs.iter().rposition(|f| f.owner == Owner::Rules && f.name == n && f.params.len() == arity)
+        };
+        let call = |this: &Self, id: Option<FnId>, args: &str| -> String {
+            match id {
+                Some(id) => {
+                    let t = if this.t.writes_this[id] { "this" } else { "&*this" };
+                    format!("{}({t}, rt, 0{args})", this.fn_name(id))
+                }
+                None => "Ok(Default::default())".into(),
+            }
+        };
+        let mut out = String::new();
+        let _ = writeln!(out, "pub struct Compiled;\n\nimpl CompiledRules for Compiled {{\n    type This = This;");
+        let _ = writeln!(out, "    fn fingerprint(&self) -> &'static str {{ FINGERPRINT }}");
+        // Unit-returning entry points.
+        let simple = [
+            ("setup", find(&facts.setup, 0)),
+            ("turn_start", find(&facts.turn_start, 0)),
+            ("turn_end", find(&facts.turn_end, 0)),
+        ];
+        for (name, id) in simple {
+            let _ = writeln!(
+                out,
+                "    fn {name}(&self, this: &mut This, rt: &mut Rt) -> R<()> {{ {}.map(drop) }}",
+                call(self, id, "")
+            );
+        }
+        // Steps.
+        let _ = writeln!(out, "    fn legal(&self, step: usize, this: &mut This, rt: &mut Rt) -> R<()> {{\n        match step {{");
+        for (i, s) in facts.steps.iter().enumerate() {
+            let id = find_name(&s.legal, 0);
+            let _ = writeln!(out, "            {i} => {}.map(drop),", call(self, id, ""));
+        }
+        let _ = writeln!(out, "            _ => Ok(()),\n        }}\n    }}");
+        let _ = writeln!(out, "    fn enter(&self, step: usize, this: &mut This, rt: &mut Rt) -> R<()> {{\n        match step {{");
+        for (i, s) in facts.steps.iter().enumerate() {
+            if let Some(e) = &s.enter {
+                let id = find_name(e, 0);
+                let _ = writeln!(out, "            {i} => {}.map(drop),", call(self, id, ""));
+            }
+        }
+        let _ = writeln!(out, "            _ => Ok(()),\n        }}\n    }}");
+        // Actions.
+        let _ = writeln!(
+            out,
+            "    fn apply(&self, kind: u16, v: &[i32], this: &mut This, rt: &mut Rt) -> R<()> {{\n        match kind {{"
+        );
+        for (k, a) in facts.actions.iter().enumerate() {
+            let id = find_name(&a.apply, a.arity);
+            let args: String = (0..a.arity).map(|i| format!(", v[{i}] as i64")).collect();
+            let _ = writeln!(out, "            {k} => {}.map(drop),", call(self, id, &args));
+        }
+        let _ = writeln!(out, "            _ => Ok(()),\n        }}\n    }}");
+        // Continuations.
+        let _ = writeln!(
+            out,
+            "    fn resume(&self, then: &str, outcomes: Outcomes, this: &mut This, rt: &mut Rt) -> R<()> {{\n        match then {{"
+        );
+        let conts: Vec<(String, Scalar)> = self.t.continuations.iter().map(|(k, v)| (k.clone(), *v)).collect();
+        for (name, kind) in conts {
+            let id = find_name(&name, 1);
+            let arg = match kind {
+                Scalar::Int => ", outcomes.faces()",
+                _ => ", outcomes.cards()",
+            };
+            let _ = writeln!(out, "            {name:?} => {}.map(drop),", call(self, id, arg));
+        }
+        let _ = writeln!(
+            out,
+            "            other => Err(Fail::new(format!(\"no continuation '{{other}}'\"))),\n        }}\n    }}"
+        );
+        // Queries: their values as dynamic values for the adapter.
+        for (name, f, arity) in [
+            ("summary", &facts.summary, 1),
+            ("render", &facts.render, 1),
+            ("evaluate", &facts.evaluate, 1),
+            ("labels", &facts.labels, 0),
+        ] {
+            let id = find(f, arity);
+            let (params, args) = if arity == 1 {
+                (", seat: i64", ", seat")
+            } else {
+                ("", "")
+            };
+            let body = match id {
+                Some(id) => format!("{}.map(|v| ToValue::to_value(&v))", call(self, Some(id), args)),
+                None => "Ok(Value::Unit)".into(),
+            };
+            let _ = writeln!(
+                out,
+                "    fn {name}(&self, this: &mut This, rt: &mut Rt{params}) -> R<Value> {{ {body} }}"
+            );
+        }
+        let _ = writeln!(
+            out,
+            "    fn invariant(&self, index: usize, this: &mut This, rt: &mut Rt) -> R<Value> {{\n        match index {{"
+        );
+        for (i, inv) in facts.invariants.iter().enumerate() {
+            let id = find_name(inv, 0);
+            let _ = writeln!(
+                out,
+                "            {i} => {}.map(|v| ToValue::to_value(&v)),",
+                call(self, id, "")
+            );
+        }
+        let _ = writeln!(out, "            _ => Ok(Value::Bool(true)),\n        }}\n    }}\n}}");
+        out
+    }
+}
+
+fn static_type_name(s: &Shape) -> &'static str {
+    match s {
+        Shape::Int | Shape::Unknown => "i64",
+        Shape::Bool => "bool",
+        Shape::Str => "string",
+        Shape::Unit => "()",
+        Shape::Arr(_) => "array",
+        Shape::Rec(_) => "map",
+        Shape::Dyn => "?",
+    }
+}

@@ -1,0 +1,1072 @@
+//! Whole-variant type inference.
+//!
+//! One pass over every function (rule scripts and card scripts) states
+//! what must be equal (unification: a variable and what is assigned to it,
+//! a function's parameters and its arguments, an array's elements) and
+//! what merely flows into a place where another type may wait (deferred:
+//! the branches of an `if`, a function's returns, operands of `+` and
+//! comparisons, whose meaning depends on types not known yet). The
+//! deferred constraints are then settled to a fixed point. Where two types
+//! conflict, the place becomes dynamic (see [`crate::types`]); at a flow,
+//! only the receiving side does, and the code generator converts there.
+
+use crate::ir::*;
+use crate::types::{Field, Shape, Store, Ty};
+use crate::{CompileError, Facts, Scalar};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// What a call by name turned out to be.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Callee {
+    Script(FnId),
+    /// An engine native or a Rhai built-in, by name (see `emit.rs`).
+    Native(String),
+}
+
+#[derive(Default)]
+pub struct Typed {
+    pub store: Store,
+    pub expr_ty: Vec<Ty>,
+    pub var_ty: Vec<Vec<Ty>>,
+    pub ret_ty: Vec<Ty>,
+    pub callee: HashMap<ExprId, Callee>,
+    /// `if` and block expressions whose value is used.
+    pub value_used: HashSet<ExprId>,
+    /// Functions that take `this` by `&mut` (they, or what they call, write to it).
+    pub writes_this: Vec<bool>,
+    /// The record type of `this`.
+    pub this_ty: Ty,
+    /// Continuations named in roll/draw requests: name -> outcome element type.
+    pub continuations: BTreeMap<String, Scalar>,
+    /// Card hook calls: (deck, hook) pairs used, for dispatch.
+    pub hooks_used: HashSet<(usize, String)>,
+    /// The record type of each deck's cards (`card(deck, id)`).
+    pub card_ty: Vec<Ty>,
+}
+
+enum Deferred {
+    /// `src` flows into `dst` (if branches, returns).
+    Join { dst: Ty, src: Ty, at: String },
+    /// `res = a + b`.
+    Add { res: Ty, a: Ty, b: Ty },
+    /// `a <op> b` for a comparison.
+    Compare { a: Ty, b: Ty },
+}
+
+pub struct Infer<'a> {
+    facts: &'a Facts,
+    funcs: &'a [Func],
+    /// Rule functions by (name, arity); card functions by (deck, card, name, arity).
+    rule_fns: &'a HashMap<(String, usize), FnId>,
+    card_fns: &'a HashMap<(usize, usize, String, usize), FnId>,
+    t: Typed,
+    deferred: Vec<Deferred>,
+}
+
+pub fn infer(
+    facts: &Facts,
+    funcs: &[Func],
+    rule_fns: &HashMap<(String, usize), FnId>,
+    card_fns: &HashMap<(usize, usize, String, usize), FnId>,
+    expr_count: usize,
+) -> Result<Typed, CompileError> {
+    let mut store = Store::default();
+    let this_ty = store.rec(Some("This".into()), BTreeMap::new());
+    let mut t = Typed {
+        store,
+        this_ty,
+        ..Typed::default()
+    };
+    t.expr_ty = (0..expr_count).map(|_| t.store.fresh()).collect();
+    t.var_ty = funcs
+        .iter()
+        .map(|f| f.vars.iter().map(|_| t.store.fresh()).collect())
+        .collect();
+    t.ret_ty = funcs.iter().map(|_| t.store.fresh()).collect();
+    for d in &facts.decks {
+        let mut fields = BTreeMap::new();
+        fields.insert(
+            "id".to_string(),
+            Field {
+                ty: t.store.make(Shape::Str),
+                always: true,
+            },
+        );
+        for (name, ty, optional) in &d.fields {
+            let ft = match ty {
+                Scalar::Int => t.store.make(Shape::Int),
+                Scalar::Bool => t.store.make(Shape::Bool),
+                Scalar::Str => t.store.make(Shape::Str),
+                Scalar::Any => t.store.make(Shape::Dyn),
+            };
+            // An optional field is () on cards without it: a dynamic value.
+            let ft = if *optional { t.store.make(Shape::Dyn) } else { ft };
+            fields.insert(name.clone(), Field { ty: ft, always: true });
+        }
+        let ty = t.store.rec(Some(format!("Card_{}", crate::emit::ident(&d.name))), fields);
+        t.card_ty.push(ty);
+    }
+    let mut inf = Infer {
+        facts,
+        funcs,
+        rule_fns,
+        card_fns,
+        t,
+        deferred: Vec::new(),
+    };
+    inf.entry_points()?;
+    for (i, f) in funcs.iter().enumerate() {
+        inf.func(i, f)?;
+    }
+    inf.settle();
+    inf.t.writes_this = writes_this(funcs, &inf.t.callee);
+    Ok(inf.t)
+}
+
+impl Infer<'_> {
+    // Fresh nodes every time: two unrelated numbers must never share a
+    // class, or one conflict would make every number dynamic.
+    fn int(&mut self) -> Ty {
+        self.t.store.make(Shape::Int)
+    }
+    fn bool_(&mut self) -> Ty {
+        self.t.store.make(Shape::Bool)
+    }
+    fn str_(&mut self) -> Ty {
+        self.t.store.make(Shape::Str)
+    }
+    fn unit(&mut self) -> Ty {
+        self.t.store.make(Shape::Unit)
+    }
+
+    fn unify_with(&mut self, t: Ty, s: Shape, why: &str) {
+        let n = self.t.store.make(s);
+        self.t.store.unify(t, n, why);
+    }
+
+    fn err(&self, f: &Func, pos: Pos, message: impl Into<String>) -> CompileError {
+        CompileError {
+            file: self.facts.files[f.file].0.clone(),
+            pos,
+            message: message.into(),
+        }
+    }
+
+    /// Parameters of the functions the engine calls have known types.
+    fn entry_points(&mut self) -> Result<(), CompileError> {
+        let facts = self.facts;
+        for a in &facts.actions {
+            if let Some(&f) = self.rule_fns.get(&(a.apply.clone(), a.arity)) {
+                for &p in &self.funcs[f].params {
+                    let v = self.t.var_ty[f][p];
+                    self.unify_with(v, Shape::Int, "an action's values are numbers");
+                }
+            }
+        }
+        let seat_fns = [&facts.summary, &facts.render, &facts.evaluate];
+        for f in seat_fns.into_iter().flatten() {
+            if let Some(&id) = self.rule_fns.get(&(f.clone(), 1)) {
+                let p = self.funcs[id].params[0];
+                let v = self.t.var_ty[id][p];
+                self.unify_with(v, Shape::Int, "a seat is a number");
+            }
+        }
+        Ok(())
+    }
+
+    fn func(&mut self, id: FnId, f: &Func) -> Result<(), CompileError> {
+        let ret = self.t.ret_ty[id];
+        let tail = self.block(id, f, &f.body, true)?;
+        if let Some(tail) = tail {
+            self.deferred.push(Deferred::Join { dst: ret, src: tail, at: format!("the end of {}", f.name) });
+        }
+        Ok(())
+    }
+
+    /// The type of a block's value (None when it always returns), noting
+    /// which values are used.
+    fn block(&mut self, id: FnId, f: &Func, b: &Block, used: bool) -> Result<Option<Ty>, CompileError> {
+        let mut last = Some(self.unit());
+        for (i, s) in b.stmts.iter().enumerate() {
+            let is_last = i + 1 == b.stmts.len();
+            last = self.stmt(id, f, s, used && is_last)?;
+        }
+        Ok(last)
+    }
+
+    fn stmt(&mut self, id: FnId, f: &Func, s: &Stmt, used: bool) -> Result<Option<Ty>, CompileError> {
+        match s {
+            Stmt::Let(v, e) => {
+                let t = self.expr(id, f, e, true)?;
+                let vt = self.t.var_ty[id][*v];
+                self.deferred.push(Deferred::Join { dst: vt, src: t, at: format!("{} line {}", f.name, e.pos.line) });
+            }
+            Stmt::Assign { place, op, value, .. } => {
+                let vt = self.expr(id, f, value, true)?;
+                let pt = self.expr(id, f, place, true)?;
+                match op {
+                    None => self.deferred.push(Deferred::Join { dst: pt, src: vt, at: format!("{} line {}", f.name, place.pos.line) }),
+                    Some(op) => {
+                        let res = self.binary(*op, pt, vt);
+                        self.t.store.unify(pt, res, "a place holds one type");
+                    }
+                }
+            }
+            Stmt::Expr(e) => {
+                let t = self.expr(id, f, e, used)?;
+                return Ok(Some(t));
+            }
+            Stmt::While(c, b, _) => {
+                let ct = self.expr(id, f, c, true)?;
+                self.cond(ct);
+                self.block(id, f, b, false)?;
+            }
+            Stmt::Do(b, c, _, _) => {
+                self.block(id, f, b, false)?;
+                let ct = self.expr(id, f, c, true)?;
+                self.cond(ct);
+            }
+            Stmt::For {
+                var, counter, iter, body, ..
+            } => {
+                let vt = self.t.var_ty[id][*var];
+                match iter {
+                    Iter::Range { from, to, .. } => {
+                        let a = self.expr(id, f, from, true)?;
+                        let b = self.expr(id, f, to, true)?;
+                        self.unify_with(a, Shape::Int, "a range counts numbers");
+                        self.unify_with(b, Shape::Int, "a range counts numbers");
+                        self.unify_with(vt, Shape::Int, "a range counts numbers");
+                    }
+                    Iter::Array(a) => {
+                        let at = self.expr(id, f, a, true)?;
+                        match self.t.store.shape(at) {
+                            Shape::Dyn => self.t.store.make_dyn(vt, "the loop runs over a dynamic value"),
+                            Shape::Str => self.unify_with(vt, Shape::Str, "a string's characters"),
+                            _ => {
+                                let arr = self.t.store.make(Shape::Arr(vt));
+                                self.t.store.unify(at, arr, "a loop runs over an array");
+                            }
+                        }
+                    }
+                }
+                if let Some(c) = counter {
+                    let ct = self.t.var_ty[id][*c];
+                    self.unify_with(ct, Shape::Int, "a loop counter is a number");
+                }
+                self.block(id, f, body, false)?;
+            }
+            Stmt::Break(_) | Stmt::Continue(_) => {}
+            Stmt::Return(e, _) => {
+                let t = match e {
+                    Some(e) => self.expr(id, f, e, true)?,
+                    None => self.unit(),
+                };
+                let ret = self.t.ret_ty[id];
+                let at = format!("a return in {} (line {})", f.name, s_pos(s));
+                self.deferred.push(Deferred::Join { dst: ret, src: t, at });
+                return Ok(None);
+            }
+        }
+        Ok(Some(self.unit()))
+    }
+
+    fn cond(&mut self, t: Ty) {
+        if !self.t.store.is_dyn(t) {
+            self.unify_with(t, Shape::Bool, "a condition is true or false");
+        }
+    }
+
+    fn binary(&mut self, op: BinOp, a: Ty, b: Ty) -> Ty {
+        match op {
+            BinOp::Add => {
+                let res = self.t.store.fresh();
+                self.deferred.push(Deferred::Add { res, a, b });
+                res
+            }
+            op if op.is_comparison() => {
+                self.deferred.push(Deferred::Compare { a, b });
+                self.bool_()
+            }
+            _ => {
+                if self.t.store.is_dyn(a) || self.t.store.is_dyn(b) {
+                    return self.t.store.make(Shape::Dyn);
+                }
+                self.unify_with(a, Shape::Int, "arithmetic is on numbers");
+                self.unify_with(b, Shape::Int, "arithmetic is on numbers");
+                self.int()
+            }
+        }
+    }
+
+    fn expr(&mut self, id: FnId, f: &Func, e: &Expr, used: bool) -> Result<Ty, CompileError> {
+        crate::types::DEBUG_AT.with(|d| *d.borrow_mut() = format!("{}:{:?}", f.name, e.pos));
+        let t = self.expr_inner(id, f, e, used)?;
+        let slot = self.t.expr_ty[e.id];
+        self.t.store.unify(slot, t, "an expression has one type");
+        Ok(slot)
+    }
+
+    fn expr_inner(&mut self, id: FnId, f: &Func, e: &Expr, used: bool) -> Result<Ty, CompileError> {
+        Ok(match &e.kind {
+            Kind::Int(_) => self.int(),
+            Kind::Bool(_) => self.bool_(),
+            Kind::Str(_) => self.str_(),
+            Kind::Unit => self.unit(),
+            Kind::Interp(parts) => {
+                for p in parts {
+                    self.expr(id, f, p, true)?;
+                }
+                self.str_()
+            }
+            Kind::Var(v) => self.t.var_ty[id][*v],
+            Kind::This => self.t.this_ty,
+            Kind::Array(items) => {
+                let el = self.t.store.fresh();
+                for x in items {
+                    let xt = self.expr(id, f, x, true)?;
+                    if std::env::var_os("RULESMITH_DEBUG_DYN").is_some() && !self.t.store.compatible(el, xt) {
+                        eprintln!("array conflict at {}:{:?}", f.name, x.pos);
+                    }
+                    self.t.store.unify(el, xt, "an array's elements have one type");
+                }
+                self.t.store.make(Shape::Arr(el))
+            }
+            Kind::Map(items) => {
+                let mut fields = BTreeMap::new();
+                for (k, x) in items {
+                    let xt = self.expr(id, f, x, true)?;
+                    fields.insert(k.clone(), Field { ty: xt, always: true });
+                }
+                self.t.store.rec(None, fields)
+            }
+            Kind::Path(root, segs) => {
+                let mut cur = self.expr(id, f, root, true)?;
+                for s in segs {
+                    cur = self.segment(id, f, cur, s)?;
+                }
+                cur
+            }
+            Kind::Binary(op, a, b) => {
+                let at = self.expr(id, f, a, true)?;
+                let bt = self.expr(id, f, b, true)?;
+                self.binary(*op, at, bt)
+            }
+            Kind::Not(a) => {
+                let at = self.expr(id, f, a, true)?;
+                self.cond(at);
+                self.bool_()
+            }
+            Kind::Neg(a) => {
+                let at = self.expr(id, f, a, true)?;
+                if self.t.store.is_dyn(at) {
+                    self.t.store.make(Shape::Dyn)
+                } else {
+                    self.unify_with(at, Shape::Int, "negation is on numbers");
+                    self.int()
+                }
+            }
+            Kind::And(items) | Kind::Or(items) => {
+                for x in items {
+                    let xt = self.expr(id, f, x, true)?;
+                    self.cond(xt);
+                }
+                self.bool_()
+            }
+            Kind::In(a, b) => {
+                let at = self.expr(id, f, a, true)?;
+                let bt = self.expr(id, f, b, true)?;
+                if let (Kind::Str(key), Shape::Rec(_)) = (&a.kind, self.t.store.shape(bt)) {
+                    // `"key" in map`: the record gains the field, maybe absent.
+                    self.t.store.field(bt, key);
+                }
+                if let Shape::Arr(el) = self.t.store.shape(bt) {
+                    self.deferred.push(Deferred::Compare { a: at, b: el });
+                }
+                self.bool_()
+            }
+            Kind::If(c, a, b) => {
+                let ct = self.expr(id, f, c, true)?;
+                self.cond(ct);
+                let at = self.block(id, f, a, used)?;
+                let bt = self.block(id, f, b, used)?;
+                if used {
+                    self.t.value_used.insert(e.id);
+                    let res = self.t.store.fresh();
+                    for src in [at, bt].into_iter().flatten() {
+                        self.deferred.push(Deferred::Join { dst: res, src, at: format!("{} line {}", f.name, e.pos.line) });
+                    }
+                    res
+                } else {
+                    self.unit()
+                }
+            }
+            Kind::Block(b) => {
+                let bt = self.block(id, f, b, used)?;
+                if used {
+                    self.t.value_used.insert(e.id);
+                    let res = self.t.store.fresh();
+                    if let Some(src) = bt {
+                        self.deferred.push(Deferred::Join { dst: res, src, at: format!("{} line {}", f.name, e.pos.line) });
+                    }
+                    res
+                } else {
+                    self.unit()
+                }
+            }
+            Kind::Call { name, args, with_this } => self.call(id, f, e, name, args, *with_this)?,
+            Kind::Method { recv, name, args } => {
+                let rt = self.expr(id, f, recv, true)?;
+                let mut ats = Vec::new();
+                for a in args {
+                    ats.push(self.expr(id, f, a, true)?);
+                }
+                self.t.callee.insert(e.id, Callee::Native(name.clone()));
+                self.method(f, e.pos, rt, name, &ats)?
+            }
+        })
+    }
+
+    fn segment(&mut self, id: FnId, f: &Func, cur: Ty, s: &Seg) -> Result<Ty, CompileError> {
+        Ok(match s {
+            Seg::Field(name) => self.field_of(cur, name),
+            Seg::Index(i) if matches!(i.kind, Kind::Str(_)) => {
+                self.expr(id, f, i, true)?;
+                let Kind::Str(name) = &i.kind else { unreachable!() };
+                self.field_of(cur, name)
+            }
+            Seg::Index(i) => {
+                let it = self.expr(id, f, i, true)?;
+                match self.t.store.shape(cur) {
+                    Shape::Dyn => self.t.store.make(Shape::Dyn),
+                    Shape::Str => {
+                        self.unify_with(it, Shape::Int, "a string is indexed by number");
+                        self.str_()
+                    }
+                    Shape::Rec(_) => {
+                        self.t.store.make_dyn(cur, "a map indexed by a computed key");
+                        self.t.store.make(Shape::Dyn)
+                    }
+                    _ => {
+                        let el = self.t.store.fresh();
+                        let arr = self.t.store.make(Shape::Arr(el));
+                        self.t.store.unify(cur, arr, "indexing by number needs an array");
+                        if !self.t.store.is_dyn(it) {
+                            self.unify_with(it, Shape::Int, "an array is indexed by number");
+                        }
+                        if self.t.store.is_dyn(cur) {
+                            self.t.store.make(Shape::Dyn)
+                        } else {
+                            el
+                        }
+                    }
+                }
+            }
+        })
+    }
+
+    fn field_of(&mut self, cur: Ty, name: &str) -> Ty {
+        match self.t.store.shape(cur) {
+            Shape::Dyn => self.t.store.make(Shape::Dyn),
+            Shape::Unknown => {
+                let ft = self.t.store.fresh();
+                let mut fields = BTreeMap::new();
+                fields.insert(name.to_string(), Field { ty: ft, always: false });
+                let r = self.t.store.rec(None, fields);
+                self.t.store.unify(cur, r, "a property needs a map");
+                ft
+            }
+            Shape::Rec(_) => self.t.store.field(cur, name).expect("a record"),
+            _ => {
+                self.t.store.make_dyn(cur, &format!("property '{name}' of something that is not a map"));
+                self.t.store.make(Shape::Dyn)
+            }
+        }
+    }
+
+    fn lit_str<'e>(e: &'e Expr) -> Option<&'e str> {
+        match &e.kind {
+            Kind::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    fn call(
+        &mut self,
+        id: FnId,
+        f: &Func,
+        e: &Expr,
+        name: &str,
+        args: &[Expr],
+        with_this: bool,
+    ) -> Result<Ty, CompileError> {
+        // Script functions first: the card's own, or the rules'.
+        let target = match &f.owner {
+            Owner::Rules => self.rule_fns.get(&(name.to_string(), args.len())).copied(),
+            Owner::Card { deck, card } => self
+                .card_fns
+                .get(&(*deck, *card, name.to_string(), args.len()))
+                .copied(),
+        };
+        if let Some(target) = target {
+            for (a, &p) in args.iter().zip(&self.funcs[target].params) {
+                let at = self.expr(id, f, a, true)?;
+                let pt = self.t.var_ty[target][p];
+                self.deferred.push(Deferred::Join { dst: pt, src: at, at: format!("a call of {name} ({} line {})", f.name, e.pos.line) });
+            }
+            self.t.callee.insert(e.id, Callee::Script(target));
+            return Ok(self.t.ret_ty[target]);
+        }
+        if name == "card_hook" && with_this {
+            return self.card_hook(id, f, e, args);
+        }
+        if name == "add_all" && args.len() == 2 {
+            // The domains are a tuple: each its own type.
+            let nt = self.expr(id, f, &args[0], true)?;
+            self.unify_with(nt, Shape::Str, "an action name is a string");
+            match &args[1].kind {
+                Kind::Array(items) => {
+                    for x in items {
+                        self.expr(id, f, x, true)?;
+                    }
+                }
+                _ => {
+                    self.expr(id, f, &args[1], true)?;
+                }
+            }
+            self.t.callee.insert(e.id, Callee::Native(name.to_string()));
+            return Ok(self.unit());
+        }
+        let mut ats = Vec::new();
+        for a in args {
+            ats.push(self.expr(id, f, a, true)?);
+        }
+        self.t.callee.insert(e.id, Callee::Native(name.to_string()));
+        let (int, bool_, str_, unit) = (self.int(), self.bool_(), self.str_(), self.unit());
+        let want = |inf: &mut Self, i: usize, t: Ty| {
+            if !inf.t.store.is_dyn(ats[i]) {
+                inf.t.store.unify(ats[i], t, "a native's argument");
+            }
+        };
+        let arity = |n: usize| args.len() == n;
+        let facts = self.facts;
+        Ok(match name {
+            "seats" | "active" | "actor" | "turn" | "in_play" | "winner" if arity(0) => int,
+            "status" | "step" if arity(0) => str_,
+            "is_out" if arity(1) => {
+                want(self, 0, int);
+                bool_
+            }
+            "end_turn" | "draw_game" if arity(0) => unit,
+            "start_turns" | "set_actor" | "eliminate" | "win" if arity(1) => {
+                want(self, 0, int);
+                unit
+            }
+            "enter_step" if arity(1) => {
+                want(self, 0, str_);
+                unit
+            }
+            "stat" if arity(2) => {
+                want(self, 0, str_);
+                want(self, 1, int);
+                unit
+            }
+            "param" if arity(1) => {
+                want(self, 0, str_);
+                match Self::lit_str(&args[0]).and_then(|n| facts.params.iter().find(|p| p.0 == n)) {
+                    Some((_, Scalar::Int)) => int,
+                    Some((_, Scalar::Bool)) => bool_,
+                    Some((_, Scalar::Str)) => str_,
+                    _ => self.t.store.make(Shape::Dyn),
+                }
+            }
+            "has_deck" if arity(1) => {
+                want(self, 0, str_);
+                bool_
+            }
+            "deck_left" if arity(1) => {
+                want(self, 0, str_);
+                int
+            }
+            "card_ids" if arity(1) => {
+                want(self, 0, str_);
+                self.t.store.make(Shape::Arr(str_))
+            }
+            "card" if arity(2) => {
+                want(self, 0, str_);
+                want(self, 1, str_);
+                match Self::lit_str(&args[0]).and_then(|n| facts.decks.iter().position(|d| d.name == n)) {
+                    Some(d) => self.t.card_ty[d],
+                    // An unknown deck fails at run time, as in the interpreter:
+                    // the call gives no value, so its type is left open.
+                    None => self.t.store.fresh(),
+                }
+            }
+            "reveal" if arity(2) => {
+                want(self, 0, str_);
+                want(self, 1, str_);
+                unit
+            }
+            "add" if !args.is_empty() && args.len() <= 7 => {
+                want(self, 0, str_);
+                for i in 1..args.len() {
+                    want(self, i, int);
+                }
+                unit
+            }
+            "add_all" if arity(2) => {
+                want(self, 0, str_);
+                unit
+            }
+            "roll" if arity(3) => {
+                want(self, 0, int);
+                want(self, 1, int);
+                want(self, 2, str_);
+                self.continuation(f, &args[2], Scalar::Int)?;
+                unit
+            }
+            "draw_secret" if arity(3) => {
+                want(self, 0, str_);
+                want(self, 1, int);
+                want(self, 2, str_);
+                self.continuation(f, &args[2], Scalar::Str)?;
+                unit
+            }
+            "draw" if arity(2) => {
+                want(self, 0, str_);
+                want(self, 1, str_);
+                self.continuation(f, &args[1], Scalar::Str)?;
+                unit
+            }
+            "distinct" if arity(1) => {
+                let a = self.t.store.make(Shape::Arr(int));
+                want(self, 0, a);
+                int
+            }
+            "at_least" if arity(2) => {
+                let a = self.t.store.make(Shape::Arr(int));
+                want(self, 0, a);
+                want(self, 1, int);
+                self.t.store.make(Shape::Arr(int))
+            }
+            "grid_slots" | "grid_place" | "grid_compact" => {
+                let a = self.t.store.make(Shape::Arr(int));
+                want(self, 0, a);
+                if args.len() > 1 {
+                    want(self, 1, a);
+                }
+                for i in 2..args.len() {
+                    want(self, i, int);
+                }
+                let pair = self.t.store.make(Shape::Arr(int));
+                self.t.store.make(Shape::Arr(pair))
+            }
+            "type_of" | "to_string" if arity(1) => str_,
+            "print" | "debug" if arity(1) => unit,
+            "min" | "max" if arity(2) => {
+                want(self, 0, int);
+                want(self, 1, int);
+                int
+            }
+            _ if !args.is_empty() && !with_this => {
+                // Method-style built-ins written as functions: len(a), abs(x)...
+                let rt = ats[0];
+                let rest = ats[1..].to_vec();
+                self.method(f, e.pos, rt, name, &rest)?
+            }
+            _ => {
+                return Err(self.err(
+                    f,
+                    e.pos,
+                    format!("no script function or native '{name}' taking {} argument(s)", args.len()),
+                ))
+            }
+        })
+    }
+
+    fn continuation(&mut self, f: &Func, then: &Expr, outcome: Scalar) -> Result<(), CompileError> {
+        let Some(name) = Self::lit_str(then) else {
+            return Err(self.err(f, then.pos, "the continuation must be a function name written as a string"));
+        };
+        let Some(&target) = self.rule_fns.get(&(name.to_string(), 1)) else {
+            return Err(self.err(f, then.pos, format!("no script function '{name}' taking 1 argument to receive the outcomes")));
+        };
+        let el = match outcome {
+            Scalar::Int => self.int(),
+            _ => self.str_(),
+        };
+        let arr = self.t.store.make(Shape::Arr(el));
+        let p = self.t.var_ty[target][self.funcs[target].params[0]];
+        self.t.store.unify(p, arr, "the outcomes of a chance event");
+        match self.t.continuations.insert(name.to_string(), outcome) {
+            Some(old) if old != outcome => Err(self.err(
+                f,
+                then.pos,
+                format!("'{name}' receives both dice and cards: give each its own continuation"),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// `this.card_hook(deck, id, hook, [args])`: the argument array is a
+    /// tuple, each position typed by the hook's parameters.
+    fn card_hook(&mut self, id: FnId, f: &Func, e: &Expr, args: &[Expr]) -> Result<Ty, CompileError> {
+        if args.len() != 4 {
+            return Err(self.err(f, e.pos, "card_hook takes a deck, a card id, a hook name and an array of arguments"));
+        }
+        let (Some(deck), Some(hook)) = (Self::lit_str(&args[0]), Self::lit_str(&args[2])) else {
+            return Err(self.err(f, e.pos, "card_hook: the compiler needs the deck and hook names written as strings"));
+        };
+        let Some(d) = self.facts.decks.iter().position(|x| x.name == deck) else {
+            // An unknown deck fails at run time, as in the interpreter.
+            for a in &args[..3] {
+                self.expr(id, f, a, true)?;
+            }
+            match &args[3].kind {
+                Kind::Array(items) => {
+                    for x in items {
+                        self.expr(id, f, x, true)?;
+                    }
+                }
+                _ => {
+                    self.expr(id, f, &args[3], true)?;
+                }
+            }
+            self.t.callee.insert(e.id, Callee::Native("card_hook".into()));
+            return Ok(self.t.store.fresh());
+        };
+        self.expr(id, f, &args[0], true)?;
+        self.expr(id, f, &args[2], true)?;
+        let idt = self.expr(id, f, &args[1], true)?;
+        if !self.t.store.is_dyn(idt) {
+            self.unify_with(idt, Shape::Str, "a card id is a string");
+        }
+        let Kind::Array(items) = &args[3].kind else {
+            return Err(self.err(f, args[3].pos, "card_hook: write the hook's arguments as an array literal [..]"));
+        };
+        let mut item_ty = Vec::new();
+        for x in items {
+            item_ty.push(self.expr(id, f, x, true)?);
+        }
+        self.t.hooks_used.insert((d, hook.to_string()));
+        self.t.callee.insert(e.id, Callee::Native("card_hook".into()));
+        let res = self.t.store.fresh();
+        // A card without the hook gives ().
+        let u = self.unit();
+        self.deferred.push(Deferred::Join { dst: res, src: u, at: format!("card_hook, line {}", e.pos.line) });
+        for c in 0..self.facts.decks[d].cards.len() {
+            if let Some(&target) = self.card_fns.get(&(d, c, hook.to_string(), items.len())) {
+                for (i, &p) in self.funcs[target].params.iter().enumerate() {
+                    let pt = self.t.var_ty[target][p];
+                    self.deferred.push(Deferred::Join { dst: pt, src: item_ty[i], at: format!("card_hook {hook} ({} line {})", f.name, e.pos.line) });
+                }
+                let rt = self.t.ret_ty[target];
+                self.deferred.push(Deferred::Join { dst: res, src: rt, at: format!("card_hook, line {}", e.pos.line) });
+            }
+        }
+        Ok(res)
+    }
+
+    /// Built-in methods of arrays, strings, maps and numbers.
+    fn method(&mut self, f: &Func, pos: Pos, recv: Ty, name: &str, args: &[Ty]) -> Result<Ty, CompileError> {
+        let (int, bool_, str_, unit) = (self.int(), self.bool_(), self.str_(), self.unit());
+        if self.t.store.is_dyn(recv) {
+            return Ok(match name {
+                "len" => int,
+                "is_empty" | "contains" => bool_,
+                "to_string" | "type_of" => str_,
+                _ => self.t.store.make(Shape::Dyn),
+            });
+        }
+        let shape = self.t.store.shape(recv);
+        let arr_el = |inf: &mut Self| -> Ty {
+            let el = inf.t.store.fresh();
+            let a = inf.t.store.make(Shape::Arr(el));
+            inf.t.store.unify(recv, a, "an array method");
+            match inf.t.store.shape(recv) {
+                Shape::Arr(el) => el,
+                _ => inf.t.store.make(Shape::Dyn),
+            }
+        };
+        let n = args.len();
+        Ok(match (name, &shape) {
+            ("len", _) if n == 0 => int,
+            ("is_empty", _) if n == 0 => bool_,
+            ("to_string", _) | ("type_of", _) if n == 0 => str_,
+            ("sign" | "abs", Shape::Int | Shape::Unknown) if n == 0 => {
+                self.t.store.unify(recv, int, "a number method");
+                int
+            }
+            ("contains", Shape::Str) if n == 1 => bool_,
+            ("contains", Shape::Rec(_)) if n == 1 => bool_,
+            ("push" | "contains" | "index_of", _) if n == 1 => {
+                let el = arr_el(self);
+                if std::env::var_os("RULESMITH_DEBUG_DYN").is_some() && !self.t.store.compatible(el, args[0]) {
+                    eprintln!("method conflict {name} at {}:{:?}", f.name, pos);
+                }
+                if !self.t.store.is_dyn(args[0]) && !self.t.store.is_dyn(el) {
+                    self.t.store.unify(el, args[0], "an array's elements have one type");
+                }
+                match name {
+                    "push" => unit,
+                    "contains" => bool_,
+                    _ => int,
+                }
+            }
+            ("shift" | "pop", _) if n == 0 => arr_el(self),
+            ("remove", _) if n == 1 => {
+                self.t.store.unify(args[0], int, "remove takes an index");
+                arr_el(self)
+            }
+            ("insert", _) if n == 2 => {
+                self.t.store.unify(args[0], int, "insert takes an index");
+                let el = arr_el(self);
+                self.t.store.unify(el, args[1], "an array's elements have one type");
+                unit
+            }
+            ("clear" | "reverse", _) if n == 0 => {
+                arr_el(self);
+                unit
+            }
+            ("truncate", _) if n == 1 => {
+                self.t.store.unify(args[0], int, "truncate takes a length");
+                arr_el(self);
+                unit
+            }
+            ("sort", _) if n == 0 => {
+                let el = arr_el(self);
+                self.t.store.unify(el, int, "the compiler sorts arrays of numbers");
+                unit
+            }
+            _ => {
+                return Err(CompileError {
+                    file: self.facts.files[f.file].0.clone(),
+                    pos,
+                    message: format!(
+                        "'{name}' with {n} argument(s) on {} is not supported by the compiler",
+                        self.t.store.describe(recv)
+                    ),
+                })
+            }
+        })
+    }
+
+    /// Settles the deferred constraints to a fixed point, then decides what
+    /// is still open: `+` and comparisons of unknowns default to numbers.
+    fn settle(&mut self) {
+        let mut defaults = false;
+        loop {
+            let mut changed = false;
+            let deferred = std::mem::take(&mut self.deferred);
+            for d in &deferred {
+                match *d {
+                    Deferred::Join { dst, src, ref at } => {
+                        // A value flows: scalars copy their kind (no shared
+                        // class, so a later conflict at `dst` cannot spread
+                        // back to `src`); arrays and maps are one value and
+                        // share their element types; a dynamic source is
+                        // converted (checked) where the place is typed.
+                        let (sd, ss) = (self.t.store.shape(dst), self.t.store.shape(src));
+                        match (&sd, &ss) {
+                            (Shape::Dyn, _) => {}
+                            (_, Shape::Unknown) => {
+                                if defaults && sd == Shape::Unknown && self.t.store.find(dst) != self.t.store.find(src) {
+                                    self.t.store.unify(dst, src, "a value flows");
+                                    changed = true;
+                                }
+                            }
+                            (_, Shape::Dyn) => {
+                                // Faithful to the interpreter: whatever the
+                                // dynamic value is, the place can hold it.
+                                let why = format!("{at}: a dynamic value flows here");
+                                self.t.store.make_dyn(dst, &why);
+                                changed = true;
+                            }
+                            (Shape::Unknown, Shape::Int | Shape::Bool | Shape::Str | Shape::Unit) => {
+                                let n = self.t.store.make(ss.clone());
+                                self.t.store.unify(dst, n, "a value flows");
+                                changed = true;
+                            }
+                            (a, b) if a == b && !matches!(a, Shape::Arr(_) | Shape::Rec(_)) => {}
+                            _ => {
+                                if self.t.store.compatible(dst, src) {
+                                    if self.t.store.find(dst) != self.t.store.find(src) {
+                                        self.t.store.unify(dst, src, "a value flows");
+                                        changed = true;
+                                    }
+                                } else {
+                                    let why = format!(
+                                        "{at}: gets {} and {}",
+                                        self.t.store.describe(dst),
+                                        self.t.store.describe(src)
+                                    );
+                                    self.t.store.make_dyn(dst, &why);
+                                    changed = true;
+                                }
+                            }
+                        }
+                    }
+                    Deferred::Add { res, a, b } => {
+                        let (sa, sb, sr) = (self.t.store.shape(a), self.t.store.shape(b), self.t.store.shape(res));
+                        if sr != Shape::Unknown {
+                            continue;
+                        }
+                        let new = match (&sa, &sb) {
+                            (Shape::Dyn, _) | (_, Shape::Dyn) => Some(Shape::Dyn),
+                            (Shape::Str, _) | (_, Shape::Str) => Some(Shape::Str),
+                            (Shape::Int, Shape::Int) => Some(Shape::Int),
+                            (Shape::Arr(_), Shape::Arr(_)) => {
+                                self.t.store.unify(a, b, "arrays joined by +");
+                                self.t.store.unify(res, a, "arrays joined by +");
+                                changed = true;
+                                None
+                            }
+                            (Shape::Unknown, _) | (_, Shape::Unknown) if defaults => {
+                                // Numbers, unless one side is known otherwise.
+                                if sa == Shape::Unknown {
+                                    self.unify_with(a, Shape::Int, "+ on numbers");
+                                }
+                                if sb == Shape::Unknown {
+                                    self.unify_with(b, Shape::Int, "+ on numbers");
+                                }
+                                changed = true;
+                                None
+                            }
+                            (Shape::Unknown, _) | (_, Shape::Unknown) => None,
+                            _ => Some(Shape::Dyn),
+                        };
+                        if let Some(s) = new {
+                            let t = match s {
+                                Shape::Dyn => {
+                                    let t = self.t.store.make(Shape::Dyn);
+                                    self.t.store.why_dyn.insert(t, "+ of values of different kinds".into());
+                                    t
+                                }
+                                s => self.t.store.make(s),
+                            };
+                            self.t.store.unify(res, t, "the result of +");
+                            changed = true;
+                        }
+                    }
+                    Deferred::Compare { a, b } => {
+                        let (sa, sb) = (self.t.store.shape(a), self.t.store.shape(b));
+                        // Only once nothing else decides: comparing is weak
+                        // evidence that two values have one type.
+                        let open = sa == Shape::Unknown || sb == Shape::Unknown;
+                        if defaults && open && self.t.store.find(a) != self.t.store.find(b) {
+                            if sa != Shape::Dyn && sb != Shape::Dyn {
+                                self.t.store.unify(a, b, "values compared");
+                                changed = true;
+                            }
+                        }
+                    }
+                }
+            }
+            self.deferred = deferred;
+            if !changed {
+                if defaults {
+                    break;
+                }
+                defaults = true;
+            }
+        }
+    }
+}
+
+/// Which functions may write to `this`: those that assign to it or call a
+/// mutating method on it, and, to a fixed point, those that call them or
+/// run card hooks (whose scripts may write).
+fn writes_this(funcs: &[Func], callee: &HashMap<ExprId, Callee>) -> Vec<bool> {
+    let mut writes: Vec<bool> = funcs
+        .iter()
+        .map(|f| {
+            let mut w = false;
+            let mut visit = |e: &Expr| {
+                if let Kind::Method { recv, name, .. } = &e.kind {
+                    if is_mutating(name) && rooted_at_this(recv) {
+                        w = true;
+                    }
+                }
+                if let Kind::Call { name, .. } = &e.kind {
+                    if name == "card_hook" {
+                        w = true;
+                    }
+                }
+            };
+            walk_block(&f.body, &mut visit);
+            w || assigns_this(&f.body)
+        })
+        .collect();
+    loop {
+        let mut changed = false;
+        for (i, f) in funcs.iter().enumerate() {
+            if writes[i] {
+                continue;
+            }
+            let mut w = false;
+            walk_block(&f.body, &mut |e: &Expr| {
+                if let Some(Callee::Script(t)) = callee.get(&e.id) {
+                    if writes[*t] {
+                        w = true;
+                    }
+                }
+            });
+            if w {
+                writes[i] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            return writes;
+        }
+    }
+}
+
+fn s_pos(s: &Stmt) -> u32 {
+    match s {
+        Stmt::Return(_, p) => p.line,
+        _ => 0,
+    }
+}
+
+pub fn is_mutating(name: &str) -> bool {
+    matches!(
+        name,
+        "push" | "shift" | "pop" | "remove" | "insert" | "clear" | "truncate" | "reverse" | "sort"
+    )
+}
+
+pub fn rooted_at_this(e: &Expr) -> bool {
+    match &e.kind {
+        Kind::This => true,
+        Kind::Path(root, _) => matches!(root.kind, Kind::This),
+        _ => false,
+    }
+}
+
+fn assigns_this(b: &Block) -> bool {
+    b.stmts.iter().any(|s| match s {
+        Stmt::Assign { place, .. } => rooted_at_this(place) || assigns_in_exprs(place),
+        Stmt::Let(_, e) | Stmt::Expr(e) | Stmt::Return(Some(e), _) => assigns_in_exprs(e),
+        Stmt::While(c, b, _) | Stmt::Do(b, c, _, _) => assigns_in_exprs(c) || assigns_this(b),
+        Stmt::For { iter, body, .. } => {
+            let i = match iter {
+                Iter::Range { from, to, .. } => assigns_in_exprs(from) || assigns_in_exprs(to),
+                Iter::Array(a) => assigns_in_exprs(a),
+            };
+            i || assigns_this(body)
+        }
+        _ => false,
+    })
+}
+
+/// Blocks nested inside expressions (if-expressions) may assign too.
+fn assigns_in_exprs(e: &Expr) -> bool {
+    let mut found = false;
+    walk_expr(e, &mut |x: &Expr| match &x.kind {
+        Kind::If(_, a, b) => found |= assigns_this(a) || assigns_this(b),
+        Kind::Block(b) => found |= assigns_this(b),
+        _ => {}
+    });
+    found
+}

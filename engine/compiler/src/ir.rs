@@ -1,0 +1,285 @@
+//! The compiler's own tree: Rhai's AST lowered to the few forms rule
+//! scripts use, with variables resolved to numbers and every expression
+//! numbered, so that type inference can keep its answers in side tables.
+//!
+//! Rhai's AST is outside its stability promise (`internals`); keeping our
+//! own tree confines that dependency to `lower.rs`.
+
+/// 1-based line and column in the script file, as Rhai reports them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Pos {
+    pub line: u32,
+    pub col: u32,
+}
+
+pub type VarId = usize;
+pub type ExprId = usize;
+pub type FnId = usize;
+
+/// Who owns a function: the rule scripts, or one card's own script.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Owner {
+    Rules,
+    Card { deck: usize, card: usize },
+}
+
+#[derive(Clone, Debug)]
+pub struct Func {
+    pub name: String,
+    pub owner: Owner,
+    pub params: Vec<VarId>,
+    pub body: Block,
+    /// Index into the variant's source files.
+    pub file: usize,
+    pub pos: Pos,
+    pub vars: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Block {
+    pub stmts: Vec<Stmt>,
+}
+
+#[derive(Clone, Debug)]
+pub enum Stmt {
+    Let(VarId, Expr),
+    Assign {
+        place: Expr,
+        op: Option<BinOp>,
+        value: Expr,
+        pos: Pos,
+    },
+    Expr(Expr),
+    While(Expr, Block, Pos),
+    /// `do { } while c` / `do { } until c` (`until` true).
+    Do(Block, Expr, bool, Pos),
+    For {
+        var: VarId,
+        counter: Option<VarId>,
+        iter: Iter,
+        body: Block,
+        pos: Pos,
+    },
+    Break(Pos),
+    Continue(Pos),
+    Return(Option<Expr>, Pos),
+}
+
+#[derive(Clone, Debug)]
+pub enum Iter {
+    Range { from: Expr, to: Expr, inclusive: bool },
+    Array(Expr),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Pow,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
+}
+
+impl BinOp {
+    pub fn from_syntax(s: &str) -> Option<BinOp> {
+        Some(match s {
+            "+" => BinOp::Add,
+            "-" => BinOp::Sub,
+            "*" => BinOp::Mul,
+            "/" => BinOp::Div,
+            "%" => BinOp::Rem,
+            "**" => BinOp::Pow,
+            "==" => BinOp::Eq,
+            "!=" => BinOp::Ne,
+            "<" => BinOp::Lt,
+            "<=" => BinOp::Le,
+            ">" => BinOp::Gt,
+            ">=" => BinOp::Ge,
+            "&" => BinOp::BitAnd,
+            "|" => BinOp::BitOr,
+            "^" => BinOp::BitXor,
+            "<<" => BinOp::Shl,
+            ">>" => BinOp::Shr,
+            _ => return None,
+        })
+    }
+
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
+        )
+    }
+
+    pub fn syntax(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Rem => "%",
+            BinOp::Pow => "**",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+            BinOp::BitAnd => "&",
+            BinOp::BitOr => "|",
+            BinOp::BitXor => "^",
+            BinOp::Shl => "<<",
+            BinOp::Shr => ">>",
+        }
+    }
+}
+
+/// One step along a path: `.field` or `[index]`.
+#[derive(Clone, Debug)]
+pub enum Seg {
+    Field(String),
+    Index(Expr),
+}
+
+#[derive(Clone, Debug)]
+pub struct Expr {
+    pub id: ExprId,
+    pub pos: Pos,
+    pub kind: Kind,
+}
+
+#[derive(Clone, Debug)]
+pub enum Kind {
+    Int(i64),
+    Bool(bool),
+    Str(String),
+    Unit,
+    Var(VarId),
+    This,
+    Array(Vec<Expr>),
+    /// A map literal; keys in the order written.
+    Map(Vec<(String, Expr)>),
+    /// `root.a[i].b`: reading (or, as a place, writing) along a path.
+    Path(Box<Expr>, Vec<Seg>),
+    /// A call by name: a script function, a native, or a built-in. `this`
+    /// is passed when written `this.f(..)`.
+    Call {
+        name: String,
+        args: Vec<Expr>,
+        with_this: bool,
+    },
+    /// `recv.name(args)` where recv is not `this` calling a script function:
+    /// built-in methods of arrays, strings and numbers.
+    Method {
+        recv: Box<Expr>,
+        name: String,
+        args: Vec<Expr>,
+    },
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    Not(Box<Expr>),
+    Neg(Box<Expr>),
+    And(Vec<Expr>),
+    Or(Vec<Expr>),
+    /// `a in b`: a key of a map, an element of an array, a substring.
+    In(Box<Expr>, Box<Expr>),
+    If(Box<Expr>, Block, Block),
+    Block(Block),
+    /// An interpolated string: the parts' texts joined.
+    Interp(Vec<Expr>),
+}
+
+impl Expr {
+    /// The place an assignment or a mutating method writes to: a variable,
+    /// `this`, or a path rooted at one.
+    pub fn is_place(&self) -> bool {
+        match &self.kind {
+            Kind::Var(_) | Kind::This => true,
+            Kind::Path(root, _) => matches!(root.kind, Kind::Var(_) | Kind::This),
+            _ => false,
+        }
+    }
+}
+
+/// Calls `f` on every expression below `e`, `e` included, in evaluation order.
+pub fn walk_expr<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
+    f(e);
+    match &e.kind {
+        Kind::Int(_) | Kind::Bool(_) | Kind::Str(_) | Kind::Unit | Kind::Var(_) | Kind::This => {}
+        Kind::Array(items) | Kind::And(items) | Kind::Or(items) | Kind::Interp(items) => {
+            items.iter().for_each(|x| walk_expr(x, f))
+        }
+        Kind::Map(items) => items.iter().for_each(|(_, x)| walk_expr(x, f)),
+        Kind::Path(root, segs) => {
+            walk_expr(root, f);
+            for s in segs {
+                if let Seg::Index(i) = s {
+                    walk_expr(i, f);
+                }
+            }
+        }
+        Kind::Call { args, .. } => args.iter().for_each(|x| walk_expr(x, f)),
+        Kind::Method { recv, args, .. } => {
+            walk_expr(recv, f);
+            args.iter().for_each(|x| walk_expr(x, f));
+        }
+        Kind::Binary(_, a, b) | Kind::In(a, b) => {
+            walk_expr(a, f);
+            walk_expr(b, f);
+        }
+        Kind::Not(a) | Kind::Neg(a) => walk_expr(a, f),
+        Kind::If(c, a, b) => {
+            walk_expr(c, f);
+            walk_block(a, f);
+            walk_block(b, f);
+        }
+        Kind::Block(b) => walk_block(b, f),
+    }
+}
+
+pub fn walk_block<'a>(b: &'a Block, f: &mut dyn FnMut(&'a Expr)) {
+    for s in &b.stmts {
+        walk_stmt(s, f);
+    }
+}
+
+pub fn walk_stmt<'a>(s: &'a Stmt, f: &mut dyn FnMut(&'a Expr)) {
+    match s {
+        Stmt::Let(_, e) | Stmt::Expr(e) => walk_expr(e, f),
+        Stmt::Assign { place, value, .. } => {
+            walk_expr(value, f);
+            walk_expr(place, f);
+        }
+        Stmt::While(c, b, _) => {
+            walk_expr(c, f);
+            walk_block(b, f);
+        }
+        Stmt::Do(b, c, _, _) => {
+            walk_block(b, f);
+            walk_expr(c, f);
+        }
+        Stmt::For { iter, body, .. } => {
+            match iter {
+                Iter::Range { from, to, .. } => {
+                    walk_expr(from, f);
+                    walk_expr(to, f);
+                }
+                Iter::Array(a) => walk_expr(a, f),
+            }
+            walk_block(body, f);
+        }
+        Stmt::Return(Some(e), _) => walk_expr(e, f),
+        Stmt::Break(_) | Stmt::Continue(_) | Stmt::Return(None, _) => {}
+    }
+}

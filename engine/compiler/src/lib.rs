@@ -1,0 +1,280 @@
+//! Rulesmith's compiler: a variant's Rhai scripts (rule scripts and card
+//! scripts, after `extends` and overrides are resolved) translated to typed
+//! Rust for the compiled engine. The interpreter stays the reference; the
+//! compiled code must play exactly the same games.
+//!
+//! Pipeline: [`lower`] (Rhai's AST to our tree) -> [`infer`] (whole-variant
+//! types, dynamic where they conflict) -> [`emit`] (Rust source against the
+//! `rulesmith-runtime` crate). [`explain`] lists what fell back to dynamic
+//! values, and why.
+//!
+//! The compiler knows no game and no engine type: what it needs of a
+//! variant comes in as [`Facts`].
+
+pub mod emit;
+pub mod infer;
+pub mod ir;
+pub mod lower;
+pub mod types;
+pub mod from_variant;
+
+use ir::{FnId, Func, Owner};
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+/// The type of a parameter or card field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scalar {
+    Int,
+    Bool,
+    Str,
+    /// Declared with a type the loader did not understand.
+    Any,
+}
+
+#[derive(Clone, Debug, Hash)]
+pub struct ActionFacts {
+    pub name: String,
+    pub apply: String,
+    pub arity: usize,
+}
+
+#[derive(Clone, Debug, Hash)]
+pub struct StepFacts {
+    pub name: String,
+    pub legal: String,
+    pub enter: Option<String>,
+}
+
+#[derive(Clone, Debug, Hash)]
+pub struct DeckFacts {
+    pub name: String,
+    /// (name, type, optional)
+    pub fields: Vec<(String, Scalar, bool)>,
+    /// (hook, arity)
+    pub hooks: Vec<(String, usize)>,
+    /// (card id, index of its script file)
+    pub cards: Vec<(String, Option<usize>)>,
+}
+
+/// What the compiler needs to know of a variant: its files, the names its
+/// scripts may use, and the functions the engine calls. Parameter values
+/// and card data are not here: they stay run-time data.
+#[derive(Clone, Debug, Default, Hash)]
+pub struct Facts {
+    /// Every source file: (path, text).
+    pub files: Vec<(PathBuf, String)>,
+    /// The rule scripts, in order (a later definition replaces an earlier
+    /// one of the same name and arity).
+    pub scripts: Vec<usize>,
+    pub actions: Vec<ActionFacts>,
+    pub steps: Vec<StepFacts>,
+    pub params: Vec<(String, Scalar)>,
+    pub decks: Vec<DeckFacts>,
+    pub stats: Vec<String>,
+    pub setup: Option<String>,
+    pub turn_start: Option<String>,
+    pub turn_end: Option<String>,
+    pub summary: Option<String>,
+    pub render: Option<String>,
+    pub evaluate: Option<String>,
+    pub labels: Option<String>,
+    pub invariants: Vec<String>,
+}
+
+impl Facts {
+    /// A key for everything that shapes the generated code (not parameter
+    /// values or card data), with the compiler's version: the build cache
+    /// is keyed by it.
+    pub fn fingerprint(&self) -> String {
+        use std::hash::{Hash, Hasher};
+        // FNV-1a over the Debug-free hash stream: stable across runs and
+        // machines (std's SipHash keys are fixed at zero in DefaultHasher::new,
+        // but its algorithm is not promised; FNV is ours).
+        struct Fnv(u64);
+        impl Hasher for Fnv {
+            fn finish(&self) -> u64 {
+                self.0
+            }
+            fn write(&mut self, bytes: &[u8]) {
+                for b in bytes {
+                    self.0 ^= *b as u64;
+                    self.0 = self.0.wrapping_mul(0x100_0000_01b3);
+                }
+            }
+        }
+        let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+        env!("CARGO_PKG_VERSION").hash(&mut h);
+        COMPILER_REVISION.hash(&mut h);
+        // Paths are not part of the key: the same scripts elsewhere are the
+        // same program.
+        for (_, text) in &self.files {
+            text.hash(&mut h);
+        }
+        self.scripts.hash(&mut h);
+        self.actions.hash(&mut h);
+        self.steps.hash(&mut h);
+        self.params.hash(&mut h);
+        self.decks.hash(&mut h);
+        self.stats.hash(&mut h);
+        (&self.setup, &self.turn_start, &self.turn_end).hash(&mut h);
+        (&self.summary, &self.render, &self.evaluate, &self.labels).hash(&mut h);
+        self.invariants.hash(&mut h);
+        format!("{:016x}", h.finish())
+    }
+}
+
+/// Bumped whenever generated code changes for the same input.
+pub const COMPILER_REVISION: u32 = 1;
+
+/// A script the compiler cannot translate, at its place.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}:{}:{}: {message}", file.display(), pos.line, pos.col)]
+pub struct CompileError {
+    pub file: PathBuf,
+    pub pos: ir::Pos,
+    pub message: String,
+}
+
+/// One place the compiled code uses dynamic values, for `--explain`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fallback {
+    pub file: PathBuf,
+    pub function: String,
+    pub line: u32,
+    pub what: String,
+    pub why: String,
+}
+
+/// The compiler's output: Rust source and what fell back.
+pub struct Output {
+    pub rust: String,
+    pub fallbacks: Vec<Fallback>,
+    pub fingerprint: String,
+    /// Functions translated, rule and card.
+    pub functions: usize,
+}
+
+/// Translates a variant's scripts to Rust.
+pub fn compile(facts: &Facts) -> Result<Output, CompileError> {
+    let mut next_expr = 0;
+    let mut funcs: Vec<Func> = Vec::new();
+    let mut rule_fns: HashMap<(String, usize), FnId> = HashMap::new();
+    for &file in &facts.scripts {
+        let (path, text) = &facts.files[file];
+        for f in lower::lower_file(path, text, file, Owner::Rules, &mut next_expr)? {
+            let key = (f.name.clone(), f.params.len());
+            rule_fns.insert(key, funcs.len());
+            funcs.push(f);
+        }
+    }
+    // Functions replaced by a later script are dropped: keep only the last.
+    let live: std::collections::HashSet<FnId> = rule_fns.values().copied().collect();
+    let mut keep: Vec<Func> = Vec::new();
+    let mut renumber = HashMap::new();
+    for (i, f) in funcs.into_iter().enumerate() {
+        if live.contains(&i) {
+            renumber.insert(i, keep.len());
+            keep.push(f);
+        }
+    }
+    for v in rule_fns.values_mut() {
+        *v = renumber[v];
+    }
+    let mut funcs = keep;
+    let mut card_fns: HashMap<(usize, usize, String, usize), FnId> = HashMap::new();
+    for (d, deck) in facts.decks.iter().enumerate() {
+        for (c, (_, script)) in deck.cards.iter().enumerate() {
+            let Some(file) = script else { continue };
+            let (path, text) = &facts.files[*file];
+            for f in lower::lower_file(path, text, *file, Owner::Card { deck: d, card: c }, &mut next_expr)? {
+                card_fns.insert((d, c, f.name.clone(), f.params.len()), funcs.len());
+                funcs.push(f);
+            }
+        }
+    }
+    let mut typed = infer::infer(facts, &funcs, &rule_fns, &card_fns, next_expr)?;
+    let fallbacks = explain(facts, &funcs, &mut typed);
+    let fingerprint = facts.fingerprint();
+    let rust = emit::Emit::new(facts, &funcs, &mut typed).program(&fingerprint);
+    Ok(Output {
+        rust,
+        fallbacks,
+        fingerprint,
+        functions: funcs.len(),
+    })
+}
+
+/// Every variable, parameter and return value left dynamic, with the first
+/// reason the inference recorded.
+fn explain(facts: &Facts, funcs: &[Func], t: &mut infer::Typed) -> Vec<Fallback> {
+    let mut out = Vec::new();
+    for (i, f) in funcs.iter().enumerate() {
+        let file = facts.files[f.file].0.clone();
+        let mut add = |t: &mut infer::Typed, ty: types::Ty, what: String| {
+            if t.store.is_dyn(ty) {
+                let root = t.store.find(ty);
+                let why = t
+                    .store
+                    .why_dyn
+                    .get(&root)
+                    .or_else(|| t.store.why_dyn.get(&ty))
+                    .cloned()
+                    .unwrap_or_else(|| "it holds values of different kinds".into());
+                out.push(Fallback {
+                    file: file.clone(),
+                    function: f.name.clone(),
+                    line: f.pos.line,
+                    what,
+                    why,
+                });
+            }
+        };
+        for (v, name) in f.vars.iter().enumerate() {
+            let ty = t.var_ty[i][v];
+            let what = if f.params.contains(&v) {
+                format!("parameter '{name}'")
+            } else {
+                format!("variable '{name}'")
+            };
+            add(t, ty, what);
+        }
+        let ret = t.ret_ty[i];
+        add(t, ret, "the return value".into());
+    }
+    // Fields of `this` and other records.
+    let this = t.this_ty;
+    if let Some(r) = t.store.rec_id(this) {
+        let fields: Vec<(String, types::Ty)> =
+            t.store.recs[r].fields.iter().map(|(k, f)| (k.clone(), f.ty)).collect();
+        for (k, ty) in fields {
+            if t.store.is_dyn(ty) {
+                let root = t.store.find(ty);
+                out.push(Fallback {
+                    file: PathBuf::from("this"),
+                    function: String::new(),
+                    line: 0,
+                    what: format!("this.{k}"),
+                    why: t.store.why_dyn.get(&root).cloned().unwrap_or_default(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The line (1-based) where `fn NAME(` is defined in `text`.
+pub fn fn_line(text: &str, name: &str) -> Option<usize> {
+    text.lines()
+        .position(|l| {
+            let t = l.trim_start();
+            t.strip_prefix("fn ")
+                .or_else(|| t.strip_prefix("private fn "))
+                .is_some_and(|r| {
+                    r.trim_start()
+                        .strip_prefix(name)
+                        .is_some_and(|r| r.trim_start().starts_with('('))
+                })
+        })
+        .map(|i| i + 1)
+}

@@ -1,0 +1,269 @@
+//! The type language of compiled rules and its union-find store.
+//!
+//! Types are inferred for the whole variant at once: a value is an int, a
+//! bool, a string, unit, an array of one element type, or a record (a map
+//! literal with fixed keys, `this`, a card); anything the inference cannot
+//! pin down is `Dyn`, a dynamic value checked at run time. `Dyn` absorbs:
+//! once a type is dynamic, so is everything inside it, which keeps a
+//! dynamic container from holding typed values the code cannot see.
+
+use std::collections::BTreeMap;
+
+thread_local! { pub static DEBUG_AT: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) }; }
+
+pub type Ty = usize;
+pub type RecId = usize;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Shape {
+    Unknown,
+    Int,
+    Bool,
+    Str,
+    Unit,
+    Arr(Ty),
+    Rec(RecId),
+    Dyn,
+}
+
+#[derive(Clone, Debug)]
+pub struct Field {
+    pub ty: Ty,
+    /// Present in every value of the record (else an `Option` in Rust).
+    pub always: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Rec {
+    pub fields: BTreeMap<String, Field>,
+    /// A name for the generated struct, when the record has one (`This`,
+    /// a deck's cards).
+    pub name: Option<String>,
+    /// Merged into another record; `fields` moved there.
+    pub merged_into: Option<RecId>,
+}
+
+#[derive(Default)]
+pub struct Store {
+    parent: Vec<Ty>,
+    shape: Vec<Shape>,
+    pub recs: Vec<Rec>,
+    /// Why a type became dynamic (the first reason), for `--explain`.
+    pub why_dyn: BTreeMap<Ty, String>,
+}
+
+impl Store {
+    pub fn fresh(&mut self) -> Ty {
+        self.make(Shape::Unknown)
+    }
+
+    pub fn make(&mut self, s: Shape) -> Ty {
+        if s == Shape::Dyn && std::env::var_os("RULESMITH_DEBUG_DYN").is_some() {
+            eprintln!("new dyn at {}", std::backtrace::Backtrace::force_capture().to_string().lines().filter(|l| l.contains("rulesmith_compiler::")).take(3).collect::<Vec<_>>().join(" / "));
+        }
+        let t = self.parent.len();
+        self.parent.push(t);
+        self.shape.push(s);
+        t
+    }
+
+    pub fn rec(&mut self, name: Option<String>, fields: BTreeMap<String, Field>) -> Ty {
+        let id = self.recs.len();
+        self.recs.push(Rec {
+            fields,
+            name,
+            merged_into: None,
+        });
+        self.make(Shape::Rec(id))
+    }
+
+    pub fn find(&mut self, t: Ty) -> Ty {
+        let mut r = t;
+        while self.parent[r] != r {
+            r = self.parent[r];
+        }
+        let mut x = t;
+        while self.parent[x] != r {
+            let next = self.parent[x];
+            self.parent[x] = r;
+            x = next;
+        }
+        r
+    }
+
+    pub fn shape(&mut self, t: Ty) -> Shape {
+        let r = self.find(t);
+        self.shape[r].clone()
+    }
+
+    pub fn rec_id(&mut self, t: Ty) -> Option<RecId> {
+        match self.shape(t) {
+            Shape::Rec(mut r) => {
+                while let Some(m) = self.recs[r].merged_into {
+                    r = m;
+                }
+                Some(r)
+            }
+            _ => None,
+        }
+    }
+
+    pub fn is_dyn(&mut self, t: Ty) -> bool {
+        self.shape(t) == Shape::Dyn
+    }
+
+    /// Makes `t` and everything inside it dynamic.
+    pub fn make_dyn(&mut self, t: Ty, why: &str) {
+        let r = self.find(t);
+        if self.shape[r] == Shape::Dyn {
+            return;
+        }
+        if std::env::var_os("RULESMITH_DEBUG_DYN").is_some() {
+            eprintln!("dyn: {why}");
+        }
+        let old = std::mem::replace(&mut self.shape[r], Shape::Dyn);
+        self.why_dyn.entry(r).or_insert_with(|| why.to_string());
+        match old {
+            Shape::Arr(e) => self.make_dyn(e, why),
+            Shape::Rec(id) => {
+                let fields: Vec<Ty> = self.recs[id].fields.values().map(|f| f.ty).collect();
+                for f in fields {
+                    self.make_dyn(f, why);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Two shapes that can be one type without a conflict (one may still
+    /// be unknown inside).
+    pub fn compatible(&mut self, a: Ty, b: Ty) -> bool {
+        match (self.shape(a), self.shape(b)) {
+            (Shape::Unknown, _) | (_, Shape::Unknown) => true,
+            (Shape::Arr(x), Shape::Arr(y)) => self.compatible(x, y),
+            (Shape::Rec(_), Shape::Rec(_)) => true,
+            (x, y) => x == y,
+        }
+    }
+
+    /// Makes `a` and `b` one type. A conflict (an int where a string was)
+    /// makes both dynamic, for the reason given.
+    pub fn unify(&mut self, a: Ty, b: Ty, why: &str) {
+        let (ra, rb) = (self.find(a), self.find(b));
+        if ra == rb {
+            return;
+        }
+        let (sa, sb) = (self.shape[ra].clone(), self.shape[rb].clone());
+        match (sa, sb) {
+            (Shape::Unknown, _) => self.parent[ra] = rb,
+            (_, Shape::Unknown) => self.parent[rb] = ra,
+            (Shape::Dyn, _) => {
+                self.make_dyn(rb, why);
+                self.parent[rb] = ra;
+            }
+            (_, Shape::Dyn) => {
+                self.make_dyn(ra, why);
+                self.parent[ra] = rb;
+            }
+            (Shape::Arr(x), Shape::Arr(y)) => {
+                self.parent[rb] = ra;
+                self.unify(x, y, why);
+            }
+            (Shape::Rec(x), Shape::Rec(y)) => {
+                let (x, y) = (self.rec_root(x), self.rec_root(y));
+                self.parent[rb] = ra;
+                if x != y {
+                    self.merge_recs(x, y, why);
+                    self.shape[ra] = Shape::Rec(x);
+                }
+            }
+            (x, y) if x == y => self.parent[rb] = ra,
+            (x, y) => {
+                if std::env::var_os("RULESMITH_DEBUG_DYN").is_some() {
+                    eprintln!("conflict {x:?} {y:?} {why} near {} at {}", DEBUG_AT.with(|d| d.borrow().clone()), std::backtrace::Backtrace::force_capture().to_string().lines().filter(|l| l.contains("rulesmith_compiler::infer")).take(4).collect::<Vec<_>>().join(" / "));
+                }
+                let why = format!("{why}: {} meets {}", self.describe_shape(&x), self.describe_shape(&y));
+                self.make_dyn(ra, &why);
+                self.make_dyn(rb, &why);
+                self.parent[rb] = ra;
+            }
+        }
+    }
+
+    fn rec_root(&self, mut r: RecId) -> RecId {
+        while let Some(m) = self.recs[r].merged_into {
+            r = m;
+        }
+        r
+    }
+
+    /// Moves record `y`'s fields into `x`; a field missing from either side
+    /// is no longer always present.
+    fn merge_recs(&mut self, x: RecId, y: RecId, why: &str) {
+        let theirs = std::mem::take(&mut self.recs[y].fields);
+        self.recs[y].merged_into = Some(x);
+        if self.recs[x].name.is_none() {
+            self.recs[x].name = self.recs[y].name.take();
+        }
+        let mine: Vec<String> = self.recs[x].fields.keys().cloned().collect();
+        for k in mine {
+            if !theirs.contains_key(&k) {
+                self.recs[x].fields.get_mut(&k).expect("listed").always = false;
+            }
+        }
+        for (k, f) in theirs {
+            match self.recs[x].fields.get(&k).cloned() {
+                Some(mine) => {
+                    self.recs[x].fields.get_mut(&k).expect("present").always = mine.always && f.always;
+                    self.unify(mine.ty, f.ty, why);
+                }
+                None => {
+                    self.recs[x].fields.insert(k, Field { ty: f.ty, always: false });
+                }
+            }
+        }
+    }
+
+    /// The type of field `name` of record type `t`, adding the field (not
+    /// always present) when the record lacks it. None: `t` is no record.
+    pub fn field(&mut self, t: Ty, name: &str) -> Option<Ty> {
+        let r = self.rec_id(t)?;
+        if let Some(f) = self.recs[r].fields.get(name) {
+            return Some(f.ty);
+        }
+        let ft = self.fresh();
+        self.recs[r].fields.insert(name.to_string(), Field { ty: ft, always: false });
+        Some(ft)
+    }
+
+    fn describe_shape(&self, s: &Shape) -> String {
+        match s {
+            Shape::Unknown => "an unknown value".into(),
+            Shape::Int => "a number".into(),
+            Shape::Bool => "true/false".into(),
+            Shape::Str => "a string".into(),
+            Shape::Unit => "()".into(),
+            Shape::Arr(_) => "an array".into(),
+            Shape::Rec(_) => "a map".into(),
+            Shape::Dyn => "a dynamic value".into(),
+        }
+    }
+
+    /// A designer's name for a type, e.g. `array of number`.
+    pub fn describe(&mut self, t: Ty) -> String {
+        match self.shape(t) {
+            Shape::Arr(e) => format!("array of {}", self.describe(e)),
+            Shape::Rec(_) => {
+                let r = self.rec_id(t).expect("a record");
+                match &self.recs[r].name {
+                    Some(n) => n.clone(),
+                    None => {
+                        let keys: Vec<String> = self.recs[r].fields.keys().cloned().collect();
+                        format!("map #{{{}}}", keys.join(", "))
+                    }
+                }
+            }
+            s => self.describe_shape(&s),
+        }
+    }
+}
