@@ -298,7 +298,7 @@ impl<'a> Emit<'a> {
             self.this_param(id)
         );
         let _ = writeln!(out, "    const F: u16 = {}; const FN: &str = {:?};", f.file, f.name);
-        let _ = writeln!(out, "    rt.call(depth).at(F, FN, {}, 1)?;", f.pos.line);
+        let _ = writeln!(out, "    rt.call(depth, {id}).at(F, FN, {}, 1)?;", f.pos.line);
         let body = self.block_value(&f.body, Some(ret), f.pos);
         let _ = writeln!(out, "    Ok({body})\n}}\n");
         out
@@ -349,7 +349,8 @@ impl<'a> Emit<'a> {
                 let et = self.t.expr_ty[e.id];
                 let vt = self.t.var_ty[self.cur][*v];
                 let code = self.convert(code, et, vt, e.pos);
-                format!("let mut {} = {code};", self.var(*v))
+                let ty = self.rty(vt);
+                format!("let mut {}: {ty} = {code};", self.var(*v))
             }
             Stmt::Expr(e) => {
                 let code = self.expr_unused(e);
@@ -1303,7 +1304,16 @@ impl<'a> Emit<'a> {
         };
         let str_ = self.t.store.make(Shape::Str);
         let (lets, id) = self.args(&args[1..2], &[Some(str_)]);
-        let (lets2, names) = self.args(items, &[]);
+        // Converted to the hook's parameter types (those of the first card
+        // that defines it: inference made them all one).
+        let first = self.funcs.iter().position(|f| {
+            matches!(f.owner, Owner::Card { deck, .. } if deck == d) && f.name == hook && f.params.len() == items.len()
+        });
+        let want: Vec<Option<Ty>> = match first {
+            Some(t) => self.funcs[t].params.iter().map(|&p| Some(self.t.var_ty[t][p])).collect(),
+            None => vec![None; items.len()],
+        };
+        let (lets2, names) = self.args(items, &want);
         let extra: String = names.iter().map(|n| format!(", {n}")).collect();
         format!(
             "{{ {lets} {lets2} hook_{}_{}(this, rt, depth + 1, &{}{extra})? }}",
@@ -1457,9 +1467,10 @@ impl<'a> Emit<'a> {
                 }
                 res_ty = Some(if all_unit { "()" } else { "Value" });
             } else {
+                // No card defines the hook: it only checks the card id.
                 for i in 0..arity {
-                    let _ = write!(params, ", a{i}: Value");
-                    pnames.push(format!("a{i}"));
+                    let _ = write!(params, ", _a{i}: impl Sized");
+                    pnames.push(format!("_a{i}"));
                 }
             }
             let res = res_ty.unwrap_or("()");
@@ -1531,8 +1542,24 @@ impl<'a> Emit<'a> {
             }
         };
         let mut out = String::new();
-        let _ = writeln!(out, "pub struct Compiled;\n\nimpl CompiledRules for Compiled {{\n    type This = This;");
+        let _ = writeln!(out, "#[derive(Default)]\npub struct Generated;\n\nimpl CompiledRules for Generated {{\n    type This = This;");
         let _ = writeln!(out, "    fn fingerprint(&self) -> &'static str {{ FINGERPRINT }}");
+        let mut sigs = String::new();
+        let mut names = String::new();
+        for f in self.funcs {
+            match &f.owner {
+                Owner::Rules => {
+                    let _ = write!(sigs, "({:?}, {}), ", f.name, f.params.len());
+                    let _ = write!(names, "{:?}, ", f.name);
+                }
+                Owner::Card { deck, card } => {
+                    let n = format!("card {}: {}", facts.decks[*deck].cards[*card].0, f.name);
+                    let _ = write!(names, "{n:?}, ");
+                }
+            }
+        }
+        let _ = writeln!(out, "    fn signatures(&self) -> &'static [(&'static str, usize)] {{ &[{sigs}] }}");
+        let _ = writeln!(out, "    fn function_names(&self) -> &'static [&'static str] {{ &[{names}] }}");
         // Unit-returning entry points.
         let simple = [
             ("setup", find(&facts.setup, 0)),

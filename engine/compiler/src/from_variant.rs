@@ -1,10 +1,10 @@
 //! [`Facts`] from a loaded variant.
 
 use crate::{ActionFacts, DeckFacts, Facts, Scalar, StepFacts};
-use rulesmith_engine::variant::{FieldType, Value, Variant};
+use rulesmith_core::variant::{FieldType, Value, Variant};
 
 pub fn facts(v: &Variant) -> Facts {
-    let name = |f: &Option<rulesmith_engine::variant::FnRef>| f.as_ref().map(|f| f.name.clone());
+    let name = |f: &Option<rulesmith_core::variant::FnRef>| f.as_ref().map(|f| f.name.clone());
     Facts {
         files: v.files.iter().map(|f| (f.path.clone(), f.text.clone())).collect(),
         scripts: v.scripts.clone(),

@@ -870,8 +870,17 @@ impl Infer<'_> {
                         match (&sd, &ss) {
                             (Shape::Dyn, _) => {}
                             (_, Shape::Unknown) => {
-                                if defaults && sd == Shape::Unknown && self.t.store.find(dst) != self.t.store.find(src) {
-                                    self.t.store.unify(dst, src, "a value flows");
+                                // A source nothing else decides (a value that
+                                // never exists, such as the result of a call
+                                // that always fails) takes the place's type.
+                                if defaults && self.t.store.find(dst) != self.t.store.find(src) {
+                                    match sd {
+                                        Shape::Int | Shape::Bool | Shape::Str | Shape::Unit => {
+                                            let n = self.t.store.make(sd.clone());
+                                            self.t.store.unify(src, n, "a value flows");
+                                        }
+                                        _ => self.t.store.unify(dst, src, "a value flows"),
+                                    }
                                     changed = true;
                                 }
                             }

@@ -11,6 +11,7 @@
 //! The compiler knows no game and no engine type: what it needs of a
 //! variant comes in as [`Facts`].
 
+pub mod build;
 pub mod emit;
 pub mod infer;
 pub mod ir;
@@ -265,16 +266,8 @@ fn explain(facts: &Facts, funcs: &[Func], t: &mut infer::Typed) -> Vec<Fallback>
 
 /// The line (1-based) where `fn NAME(` is defined in `text`.
 pub fn fn_line(text: &str, name: &str) -> Option<usize> {
-    text.lines()
-        .position(|l| {
-            let t = l.trim_start();
-            t.strip_prefix("fn ")
-                .or_else(|| t.strip_prefix("private fn "))
-                .is_some_and(|r| {
-                    r.trim_start()
-                        .strip_prefix(name)
-                        .is_some_and(|r| r.trim_start().starts_with('('))
-                })
-        })
-        .map(|i| i + 1)
+    match rulesmith_core::source::fn_line(text, name) {
+        0 => None,
+        n => Some(n),
+    }
 }

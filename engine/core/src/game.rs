@@ -43,9 +43,15 @@ impl Game {
     /// A game of `variant` played by `rules` (see `rulesmith_rhai::interpreted`):
     /// every function the variant's data names must exist with its arity.
     pub fn from_rules(variant: impl Into<Arc<Variant>>, rules: impl Rules + 'static) -> Result<Game, LoadError> {
+        Game::from_rules_boxed(variant, Box::new(rules))
+    }
+
+    /// [`Game::from_rules`] for rules chosen at run time (an engine picked
+    /// by a flag, compiled rules found in a registry).
+    pub fn from_rules_boxed(variant: impl Into<Arc<Variant>>, rules: Box<dyn Rules>) -> Result<Game, LoadError> {
         let game = Game {
             variant: variant.into(),
-            rules: Box::new(rules),
+            rules,
             ctx: RefCell::new(Ctx::default()),
         };
         let problems = game.check_references();

@@ -6,6 +6,7 @@
 //! for broken invariants and engine contracts with proptest.
 
 pub mod bot;
+pub mod differential;
 pub mod fuzz;
 pub mod playout;
 pub mod sim;

@@ -1,0 +1,629 @@
+//! The runtime of compiled rule sets: what the Rust that
+//! `rulesmith-compiler` generates calls, prebuilt once so that a generated
+//! crate is only its own functions.
+//!
+//! - [`value`]: strings, the dynamic [`Value`] where inference found no
+//!   single type, and conversions;
+//! - [`ops`]: Rhai's semantics (checked arithmetic, indexing, strings,
+//!   arrays, dynamic operations) and the generic natives;
+//! - [`Rt`]: what one rule call may touch: the engine's [`Ctx`], the
+//!   variant's run-time data (parameters, cards), fuel and call depth;
+//! - [`CompiledRules`] (what generated code implements) and [`Compiled`],
+//!   the adapter that makes it a [`rulesmith_core::Rules`] for the engine.
+
+pub mod ops;
+pub mod value;
+
+use rulesmith_core::rules::{Data, Entry, FunctionProfile, Limits, NativeData, Reply, Rules};
+use rulesmith_core::state::Outcome;
+use rulesmith_core::variant::{self, Variant};
+use rulesmith_core::{Ctx, ScriptError};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use value::{FromValue, Str, ToValue, Value};
+
+/// Everything generated code names.
+pub mod prelude {
+    pub use crate::ops::*;
+    pub use crate::value::{take_field, FromValue, Str, ToValue, Value, ValueMap};
+    pub use crate::{At, CompiledRules, Domain, Fail, Outcomes, Rt};
+}
+
+/// A failure inside compiled rules: a message, and where the innermost
+/// script function that failed was (set by the first `.at`).
+#[derive(Clone, Debug)]
+pub struct Fail {
+    pub message: String,
+    pub at: Option<(u16, &'static str, u32, u32)>,
+}
+
+impl Fail {
+    pub fn new(message: impl Into<String>) -> Fail {
+        Fail {
+            message: message.into(),
+            at: None,
+        }
+    }
+}
+
+/// Locates a failure at a place of the script (file index, function, line,
+/// column), unless an inner function already did.
+pub trait At<T> {
+    fn at(self, file: u16, function: &'static str, line: u32, col: u32) -> Result<T, Fail>;
+}
+
+impl<T> At<T> for Result<T, Fail> {
+    #[inline]
+    fn at(self, file: u16, function: &'static str, line: u32, col: u32) -> Result<T, Fail> {
+        match self {
+            Ok(v) => Ok(v),
+            Err(mut e) => {
+                if e.at.is_none() {
+                    e.at = Some((file, function, line, col));
+                }
+                Err(e)
+            }
+        }
+    }
+}
+
+impl<T> At<T> for Result<T, String> {
+    #[inline]
+    fn at(self, file: u16, function: &'static str, line: u32, col: u32) -> Result<T, Fail> {
+        self.map_err(Fail::new).at(file, function, line, col)
+    }
+}
+
+/// One domain of `add_all`.
+pub enum Domain<'a> {
+    One(i64),
+    Ints(&'a [i64]),
+    /// Each choice fills several values (e.g. a grid slot `[c, r]`).
+    Tuples(&'a [Vec<i64>]),
+    Dyn(&'a Value),
+}
+
+impl Domain<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Domain::One(_) => 1,
+            Domain::Ints(v) => v.len(),
+            Domain::Tuples(v) => v.len(),
+            Domain::Dyn(Value::Arr(a)) => a.len(),
+            Domain::Dyn(_) => 1,
+        }
+    }
+
+    /// Appends choice `k`'s values to `out`.
+    fn push(&self, k: usize, out: &mut Vec<i64>) -> Result<(), String> {
+        match self {
+            Domain::One(x) => out.push(*x),
+            Domain::Ints(v) => out.push(v[k]),
+            Domain::Tuples(v) => out.extend_from_slice(&v[k]),
+            Domain::Dyn(Value::Int(x)) => out.push(*x),
+            Domain::Dyn(Value::Arr(a)) => match &a[k] {
+                Value::Int(x) => out.push(*x),
+                Value::Arr(inner) => {
+                    for v in inner {
+                        match v {
+                            Value::Int(x) => out.push(*x),
+                            other => return Err(format!("add_all: expected numbers, found {}", other.type_name())),
+                        }
+                    }
+                }
+                other => {
+                    return Err(format!(
+                        "add_all: a choice must be a number or an array of numbers, found {}",
+                        other.type_name()
+                    ))
+                }
+            },
+            Domain::Dyn(other) => {
+                return Err(format!(
+                    "add_all: a domain must be a number or an array, found {}",
+                    other.type_name()
+                ))
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The outcomes a continuation receives.
+pub struct Outcomes<'a> {
+    outcomes: &'a [Outcome],
+    variant: &'a Variant,
+}
+
+impl Outcomes<'_> {
+    pub fn faces(&self) -> Vec<i64> {
+        self.outcomes
+            .iter()
+            .map(|o| match o {
+                Outcome::Face(f) => *f as i64,
+                Outcome::Card { card, .. } => *card as i64,
+            })
+            .collect()
+    }
+
+    pub fn cards(&self) -> Vec<Str> {
+        self.outcomes
+            .iter()
+            .map(|o| match o {
+                Outcome::Card { deck, card } => {
+                    Str::from(self.variant.decks[*deck as usize].cards[*card as usize].id.clone())
+                }
+                Outcome::Face(f) => Str::from(f.to_string()),
+            })
+            .collect()
+    }
+}
+
+/// A card's data, as `card(deck, id)` gives it.
+pub struct CardData<'a> {
+    card: &'a variant::Card,
+}
+
+impl CardData<'_> {
+    pub fn field(&self, key: &str) -> Value {
+        if key == "id" {
+            return Value::Str(Str::from(self.card.id.clone()));
+        }
+        match self.card.fields.get(key) {
+            Some(variant::Value::Int(i)) => Value::Int(*i),
+            Some(variant::Value::Bool(b)) => Value::Bool(*b),
+            Some(variant::Value::Str(s)) => Value::Str(Str::from(s.clone())),
+            None => Value::Unit,
+        }
+    }
+}
+
+/// What one rule call may touch.
+pub struct Rt<'a> {
+    pub cx: &'a mut Ctx,
+    pub variant: &'a Variant,
+    fuel: u64,
+    max_depth: u32,
+    counts: Option<&'a RefCell<Counts>>,
+}
+
+#[derive(Default)]
+struct Counts {
+    functions: Vec<u64>,
+}
+
+impl Rt<'_> {
+    /// Entering a script function: one unit of fuel, and the depth limit.
+    #[inline]
+    pub fn call(&mut self, depth: u32, function: usize) -> Result<(), Fail> {
+        if depth >= self.max_depth {
+            return Err(Fail::new("too many nested calls: runaway recursion?"));
+        }
+        if let Some(c) = self.counts {
+            let mut c = c.borrow_mut();
+            if c.functions.len() <= function {
+                c.functions.resize(function + 1, 0);
+            }
+            c.functions[function] += 1;
+        }
+        self.tick()
+    }
+
+    /// One loop turn: one unit of fuel (the operation limit's stand-in).
+    #[inline]
+    pub fn tick(&mut self) -> Result<(), Fail> {
+        if self.fuel == 0 {
+            return Err(Fail::new(
+                "the script ran too long (operation limit reached): an endless loop or runaway recursion?",
+            ));
+        }
+        self.fuel -= 1;
+        Ok(())
+    }
+
+    // ----- queries ---------------------------------------------------------
+
+    pub fn seats(&self) -> i64 {
+        self.cx.seats()
+    }
+    pub fn active(&self) -> i64 {
+        self.cx.active()
+    }
+    pub fn actor(&self) -> i64 {
+        self.cx.actor()
+    }
+    pub fn turn(&self) -> i64 {
+        self.cx.turn()
+    }
+    pub fn in_play(&self) -> i64 {
+        self.cx.in_play()
+    }
+    pub fn winner(&self) -> i64 {
+        self.cx.winner()
+    }
+    pub fn status(&self) -> Str {
+        Str::lit(self.cx.status())
+    }
+    pub fn step(&self) -> Str {
+        match self.cx.step() {
+            Some(s) => Str::from(self.variant.steps[s].name.clone()),
+            None => Str::lit("setup"),
+        }
+    }
+    pub fn is_out(&self, seat: i64) -> Result<bool, String> {
+        self.cx.is_out(seat)
+    }
+    pub fn param_int(&self, i: usize) -> i64 {
+        match self.variant.params[i].value {
+            variant::Value::Int(x) => x,
+            _ => 0,
+        }
+    }
+    pub fn param_bool(&self, i: usize) -> bool {
+        matches!(self.variant.params[i].value, variant::Value::Bool(true))
+    }
+    pub fn param_str(&self, i: usize) -> Str {
+        match &self.variant.params[i].value {
+            variant::Value::Str(s) => Str::from(s.clone()),
+            _ => Str::default(),
+        }
+    }
+    pub fn has_deck(&self, name: &Str) -> bool {
+        self.variant.decks.iter().any(|d| d.name == name.as_str())
+    }
+    pub fn deck_left(&self, deck: usize) -> i64 {
+        self.cx.deck_left(deck)
+    }
+    pub fn card_ids(&self, deck: usize) -> Vec<Str> {
+        self.variant.decks[deck]
+            .cards
+            .iter()
+            .map(|c| Str::from(c.id.clone()))
+            .collect()
+    }
+    pub fn card(&self, deck: usize, id: &Str) -> Result<CardData<'_>, Fail> {
+        let d = &self.variant.decks[deck];
+        d.cards
+            .iter()
+            .find(|c| c.id == id.as_str())
+            .map(|card| CardData { card })
+            .ok_or_else(|| Fail::new(format!("deck '{}' has no card '{id}'", d.name)))
+    }
+
+    // ----- flow ------------------------------------------------------------
+
+    pub fn enter_step(&mut self, step: usize) {
+        self.cx.enter_step(step)
+    }
+    pub fn end_turn(&mut self) -> Result<(), String> {
+        self.cx.end_turn()
+    }
+    pub fn start_turns(&mut self, seat: i64) -> Result<(), String> {
+        self.cx.start_turns(seat)
+    }
+    pub fn set_actor(&mut self, seat: i64) -> Result<(), String> {
+        self.cx.set_actor(seat)
+    }
+    pub fn eliminate(&mut self, seat: i64) -> Result<(), String> {
+        self.cx.eliminate(seat)
+    }
+    pub fn win(&mut self, seat: i64) -> Result<(), String> {
+        self.cx.win(seat)
+    }
+    pub fn draw_game(&mut self) {
+        self.cx.draw_game()
+    }
+    pub fn stat(&mut self, index: usize, delta: i64) {
+        self.cx.stat(index, delta)
+    }
+    pub fn print(&mut self, text: &Str) {
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), "{text}");
+    }
+
+    // ----- legal actions ----------------------------------------------------
+
+    #[inline]
+    pub fn add(&mut self, kind: usize, values: &[i64]) -> Result<(), String> {
+        self.cx.add(self.variant, kind as u16, values)
+    }
+
+    /// Every combination of the domains, the first varying slowest.
+    pub fn add_all(&mut self, kind: usize, domains: &[Domain<'_>]) -> Result<(), String> {
+        if domains.iter().any(|d| d.len() == 0) {
+            return Ok(());
+        }
+        let mut index = vec![0usize; domains.len()];
+        let mut values = Vec::with_capacity(8);
+        loop {
+            values.clear();
+            for (d, &k) in domains.iter().zip(&index) {
+                d.push(k, &mut values)?;
+            }
+            self.add(kind, &values)?;
+            let mut pos = index.len();
+            loop {
+                if pos == 0 {
+                    return Ok(());
+                }
+                pos -= 1;
+                index[pos] += 1;
+                if index[pos] < domains[pos].len() {
+                    break;
+                }
+                index[pos] = 0;
+            }
+        }
+    }
+
+    pub fn add_all_dyn(&mut self, kind: usize, domains: Value) -> Result<(), String> {
+        match &domains {
+            Value::Arr(a) => {
+                let ds: Vec<Domain<'_>> = a.iter().map(Domain::Dyn).collect();
+                self.add_all(kind, &ds)
+            }
+            other => Err(format!("add_all: the domains must be an array, not {}", other.type_name())),
+        }
+    }
+
+    // ----- chance and cards ----------------------------------------------------
+
+    pub fn roll(&mut self, count: i64, sides: i64, then: &str) -> Result<(), String> {
+        self.cx.roll(count, sides, then)
+    }
+
+    pub fn draw(&mut self, deck: usize, visible_to: Option<i64>, then: &str) -> Result<(), String> {
+        self.cx.draw(deck, visible_to, then, self.variant)
+    }
+
+    pub fn reveal(&mut self, deck: usize, id: &Str) -> Result<(), String> {
+        let d = &self.variant.decks[deck];
+        let card = d
+            .card_index(id.as_str())
+            .ok_or_else(|| format!("deck '{}' has no card '{id}'", d.name))?;
+        self.cx.reveal(deck, card as u16);
+        Ok(())
+    }
+
+    /// A card id that is not in the deck is an error even when the card
+    /// would have no hook.
+    pub fn check_card(&self, deck: usize, id: &str) -> Result<(), Fail> {
+        let d = &self.variant.decks[deck];
+        match d.card_index(id) {
+            Some(_) => Ok(()),
+            None => Err(Fail::new(format!("deck '{}' has no card '{id}'", d.name))),
+        }
+    }
+
+    /// Runs a card's hook, its failures prefixed with the card, as the
+    /// interpreter does.
+    pub fn hook_call<T>(
+        &mut self,
+        card: &str,
+        hook: &str,
+        f: impl FnOnce(&mut Self) -> Result<T, Fail>,
+    ) -> Result<T, Fail> {
+        // Counted as the card's function (see `function_names`).
+        let _ = hook;
+        f(self).map_err(|mut e| {
+            e.message = format!("card '{card}': {}", e.message);
+            e
+        })
+    }
+}
+
+/// What generated code implements: the rule set's entry points on its
+/// typed data.
+pub trait CompiledRules: 'static {
+    type This: Default + Clone + ToValue + FromValue + std::fmt::Debug + 'static;
+    /// The [`rulesmith_compiler`]-made key of the scripts this was built from.
+    fn fingerprint(&self) -> &'static str;
+    /// (name, arity) of every rule function.
+    fn signatures(&self) -> &'static [(&'static str, usize)];
+    /// Every generated function's name, by its index (card hooks as
+    /// `card ID: HOOK`): what call counts are reported under.
+    fn function_names(&self) -> &'static [&'static str];
+    fn setup(&self, this: &mut Self::This, rt: &mut Rt) -> Result<(), Fail>;
+    fn turn_start(&self, this: &mut Self::This, rt: &mut Rt) -> Result<(), Fail>;
+    fn turn_end(&self, this: &mut Self::This, rt: &mut Rt) -> Result<(), Fail>;
+    fn legal(&self, step: usize, this: &mut Self::This, rt: &mut Rt) -> Result<(), Fail>;
+    fn enter(&self, step: usize, this: &mut Self::This, rt: &mut Rt) -> Result<(), Fail>;
+    fn apply(&self, kind: u16, values: &[i32], this: &mut Self::This, rt: &mut Rt) -> Result<(), Fail>;
+    fn resume(&self, then: &str, outcomes: Outcomes, this: &mut Self::This, rt: &mut Rt) -> Result<(), Fail>;
+    fn summary(&self, this: &mut Self::This, rt: &mut Rt, seat: i64) -> Result<Value, Fail>;
+    fn render(&self, this: &mut Self::This, rt: &mut Rt, seat: i64) -> Result<Value, Fail>;
+    fn evaluate(&self, this: &mut Self::This, rt: &mut Rt, seat: i64) -> Result<Value, Fail>;
+    fn labels(&self, this: &mut Self::This, rt: &mut Rt) -> Result<Value, Fail>;
+    fn invariant(&self, index: usize, this: &mut Self::This, rt: &mut Rt) -> Result<Value, Fail>;
+}
+
+/// The script data of a compiled game: the generated `This` struct.
+#[derive(Clone, Debug)]
+struct Native<T>(T);
+
+impl<T: Clone + ToValue + std::fmt::Debug + 'static> NativeData for Native<T> {
+    fn clone_box(&self) -> Box<dyn NativeData> {
+        Box::new(self.clone())
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+    fn to_json(&self) -> serde_json::Value {
+        self.0.to_value().to_json()
+    }
+}
+
+/// Compiled rules as the engine's [`Rules`].
+pub struct Compiled<C: CompiledRules> {
+    rules: C,
+    variant: Arc<Variant>,
+    limits: Limits,
+    counts: RefCell<Counts>,
+    tracking: std::cell::Cell<bool>,
+}
+
+impl<C: CompiledRules> Compiled<C> {
+    pub fn new(rules: C, variant: Arc<Variant>, limits: Limits) -> Self {
+        Compiled {
+            rules,
+            variant,
+            limits,
+            counts: RefCell::new(Counts::default()),
+            tracking: std::cell::Cell::new(false),
+        }
+    }
+
+    fn error(&self, f: Fail, entry: &str) -> ScriptError {
+        let (file, function, line, column) = match f.at {
+            Some((file, function, line, col)) => (
+                self.variant
+                    .files
+                    .get(file as usize)
+                    .map_or_else(|| PathBuf::from("<script>"), |s| s.path.clone()),
+                function.to_string(),
+                line as usize,
+                col as usize,
+            ),
+            None => (PathBuf::from("<script>"), entry.to_string(), 0, 0),
+        };
+        ScriptError {
+            file,
+            function,
+            line,
+            column,
+            message: f.message,
+        }
+    }
+}
+
+fn reply_of(entry: &Entry<'_>, v: Value) -> Reply {
+    match entry {
+        Entry::Summary { .. } => Reply::Json(v.to_json()),
+        Entry::Render { .. } => Reply::Text(value::to_string(&v)),
+        Entry::Evaluate { .. } => match v {
+            Value::Int(i) => Reply::Int(i),
+            other => Reply::Other(other.type_name().into()),
+        },
+        Entry::Labels => match v {
+            Value::Map(m) => Reply::Json(serde_json::Value::Object(
+                m.iter()
+                    .map(|(k, v)| (k.as_str().to_string(), serde_json::Value::String(value::to_string(v))))
+                    .collect(),
+            )),
+            _ => Reply::Other("not a map".into()),
+        },
+        Entry::Invariant { .. } => match v {
+            Value::Bool(b) => Reply::Bool(b),
+            Value::Str(s) => Reply::Text(s.as_str().to_string()),
+            other => Reply::Other(other.type_name().into()),
+        },
+        _ => Reply::Unit,
+    }
+}
+
+impl<C: CompiledRules> Rules for Compiled<C> {
+    fn engine_name(&self) -> &'static str {
+        "compiled"
+    }
+
+    fn signatures(&self) -> Vec<(String, usize)> {
+        self.rules
+            .signatures()
+            .iter()
+            .map(|(n, a)| (n.to_string(), *a))
+            .collect()
+    }
+
+    fn new_data(&self) -> Data {
+        Data::Native(Box::new(Native(C::This::default())))
+    }
+
+    fn call(&self, entry: Entry<'_>, cx: &mut Ctx, data: &mut Data) -> Result<Reply, ScriptError> {
+        let this = match data {
+            Data::Native(n) => n.as_any_mut().downcast_mut::<Native<C::This>>(),
+            Data::Script(_) => None,
+        };
+        let Some(Native(this)) = this else {
+            return Err(self.error(Fail::new("the game's data was not made by these compiled rules"), "?"));
+        };
+        let mut rt = Rt {
+            cx,
+            variant: &self.variant,
+            fuel: self.limits.max_operations,
+            max_depth: self.limits.max_call_levels as u32,
+            counts: self.tracking.get().then_some(&self.counts),
+        };
+        let r = &self.rules;
+        let unit = |x: Result<(), Fail>| x.map(|()| Value::Unit);
+        let result = match entry {
+            Entry::Setup => unit(r.setup(this, &mut rt)),
+            Entry::Legal { step } => unit(r.legal(step, this, &mut rt)),
+            Entry::Enter { step } => unit(r.enter(step, this, &mut rt)),
+            Entry::Apply { kind, values } => unit(r.apply(kind, values, this, &mut rt)),
+            Entry::TurnStart => unit(r.turn_start(this, &mut rt)),
+            Entry::TurnEnd => unit(r.turn_end(this, &mut rt)),
+            Entry::Resume { then, outcomes } => {
+                let o = Outcomes {
+                    outcomes,
+                    variant: &self.variant,
+                };
+                unit(r.resume(then, o, this, &mut rt))
+            }
+            Entry::Summary { viewer } => r.summary(this, &mut rt, viewer),
+            Entry::Render { viewer } => r.render(this, &mut rt, viewer),
+            Entry::Evaluate { seat } => r.evaluate(this, &mut rt, seat),
+            Entry::Labels => r.labels(this, &mut rt),
+            Entry::Invariant { index } => r.invariant(index, this, &mut rt),
+        };
+        match result {
+            Ok(v) => Ok(reply_of(&entry, v)),
+            Err(f) => Err(self.error(f, "?")),
+        }
+    }
+
+    fn data_from_json(&self, v: serde_json::Value) -> Result<Data, String> {
+        let value = Value::from_json(&v).map_err(|f| f.message)?;
+        let this = C::This::from_value(value).map_err(|f| f.message)?;
+        Ok(Data::Native(Box::new(Native(this))))
+    }
+
+    fn track_calls(&self, on: bool) {
+        self.tracking.set(on);
+        *self.counts.borrow_mut() = Counts::default();
+    }
+
+    fn profile(&self) -> BTreeMap<String, FunctionProfile> {
+        let c = self.counts.borrow();
+        let names = self.rules.function_names();
+        let mut out = BTreeMap::new();
+        for (i, &n) in c.functions.iter().enumerate() {
+            if n > 0 {
+                if let Some(name) = names.get(i) {
+                    out.entry(name.to_string()).or_insert_with(FunctionProfile::default).calls += n;
+                }
+            }
+        }
+        out
+    }
+}
+
+/// A compiled rule set, as linked into a binary: builds the engine's
+/// [`Rules`] for a variant whose scripts match the fingerprint.
+pub struct Registration {
+    pub fingerprint: &'static str,
+    pub make: fn(Arc<Variant>, Limits) -> Box<dyn Rules>,
+}
+
+impl Registration {
+    pub fn of<C: CompiledRules + Default>() -> Registration {
+        Registration {
+            fingerprint: C::default().fingerprint(),
+            make: |v, l| Box::new(Compiled::new(C::default(), v, l)),
+        }
+    }
+}

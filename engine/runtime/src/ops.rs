@@ -1,0 +1,506 @@
+//! Rhai's semantics for the operations compiled code performs: checked
+//! integer arithmetic (overflow is an error, `/` and `%` truncate), indexing
+//! (negative indices count from the end), strings, arrays, and every
+//! operation on dynamic values.
+
+use crate::value::{Str, Text, ToValue, Value};
+use crate::Fail;
+
+pub type R<T> = Result<T, Fail>;
+
+fn overflow(what: &str, a: i64, b: i64) -> Fail {
+    Fail::new(format!("Arithmetic overflow: {what}({a}, {b})"))
+}
+
+#[inline]
+pub fn add(a: i64, b: i64) -> R<i64> {
+    a.checked_add(b).ok_or_else(|| overflow("+", a, b))
+}
+
+#[inline]
+pub fn sub(a: i64, b: i64) -> R<i64> {
+    a.checked_sub(b).ok_or_else(|| overflow("-", a, b))
+}
+
+#[inline]
+pub fn mul(a: i64, b: i64) -> R<i64> {
+    a.checked_mul(b).ok_or_else(|| overflow("*", a, b))
+}
+
+#[inline]
+pub fn div(a: i64, b: i64) -> R<i64> {
+    if b == 0 {
+        return Err(Fail::new(format!("Division by zero: {a} / {b}")));
+    }
+    a.checked_div(b).ok_or_else(|| overflow("/", a, b))
+}
+
+#[inline]
+pub fn rem(a: i64, b: i64) -> R<i64> {
+    if b == 0 {
+        return Err(Fail::new(format!("Division by zero: {a} % {b}")));
+    }
+    a.checked_rem(b).ok_or_else(|| overflow("%", a, b))
+}
+
+pub fn pow(a: i64, b: i64) -> R<i64> {
+    if b < 0 {
+        return Err(Fail::new(format!("Negative power: {a} ** {b}")));
+    }
+    u32::try_from(b)
+        .ok()
+        .and_then(|e| a.checked_pow(e))
+        .ok_or_else(|| overflow("**", a, b))
+}
+
+#[inline]
+pub fn neg(a: i64) -> R<i64> {
+    a.checked_neg().ok_or_else(|| overflow("-", 0, a))
+}
+
+pub fn neg_abs(a: i64) -> R<i64> {
+    a.checked_abs().ok_or_else(|| overflow("abs", a, 0))
+}
+
+pub fn shl(a: i64, b: i64) -> R<i64> {
+    u32::try_from(b)
+        .ok()
+        .and_then(|s| a.checked_shl(s))
+        .ok_or_else(|| overflow("<<", a, b))
+}
+
+pub fn shr(a: i64, b: i64) -> R<i64> {
+    u32::try_from(b)
+        .ok()
+        .and_then(|s| a.checked_shr(s))
+        .ok_or_else(|| overflow(">>", a, b))
+}
+
+/// The position of index `i` in a list of `len`: negative counts from the end.
+#[inline]
+fn position(len: usize, i: i64) -> R<usize> {
+    let p = if i < 0 { len as i64 + i } else { i };
+    if p < 0 || p >= len as i64 {
+        return Err(Fail::new(format!(
+            "Array index {i} out of bounds: 0 to {}",
+            len as i64 - 1
+        )));
+    }
+    Ok(p as usize)
+}
+
+#[inline]
+pub fn get<T>(v: &[T], i: i64) -> R<&T> {
+    let p = position(v.len(), i)?;
+    Ok(&v[p])
+}
+
+#[inline]
+pub fn get_mut<T>(v: &mut [T], i: i64) -> R<&mut T> {
+    let p = position(v.len(), i)?;
+    Ok(&mut v[p])
+}
+
+/// A map property that may be absent (Rhai fails on reading a missing one).
+#[inline]
+pub fn opt<'a, T>(o: &'a Option<T>, key: &str) -> R<&'a T> {
+    o.as_ref()
+        .ok_or_else(|| Fail::new(format!("Property not found: {key}")))
+}
+
+#[inline]
+pub fn opt_mut<'a, T>(o: &'a mut Option<T>, key: &str) -> R<&'a mut T> {
+    o.as_mut()
+        .ok_or_else(|| Fail::new(format!("Property not found: {key}")))
+}
+
+pub fn fail_ref<'a>(message: &str) -> R<&'a Value> {
+    Err(Fail::new(message.to_string()))
+}
+
+// ----- strings ---------------------------------------------------------------
+
+pub fn push_text(out: &mut String, v: &impl Text) {
+    v.push_text(out)
+}
+
+pub fn to_text(v: &impl Text) -> Str {
+    let mut s = String::new();
+    v.push_text(&mut s);
+    Str::from(s)
+}
+
+/// `a + b` where one side is a string.
+pub fn cat(a: &impl Text, b: &impl Text) -> Str {
+    let mut s = String::new();
+    a.push_text(&mut s);
+    b.push_text(&mut s);
+    Str::from(s)
+}
+
+pub fn str_len(s: &Str) -> i64 {
+    s.as_str().chars().count() as i64
+}
+
+pub fn str_is_empty(s: &Str) -> bool {
+    s.as_str().is_empty()
+}
+
+pub fn str_contains(s: &Str, part: &impl Text) -> bool {
+    let mut p = String::new();
+    part.push_text(&mut p);
+    s.as_str().contains(&p)
+}
+
+pub fn str_index(s: &Str, i: i64) -> R<Str> {
+    let chars: Vec<char> = s.as_str().chars().collect();
+    let p = position(chars.len(), i)?;
+    Ok(Str::from(chars[p].to_string()))
+}
+
+// ----- arrays ----------------------------------------------------------------
+
+pub fn arr_len<T>(v: &[T]) -> i64 {
+    v.len() as i64
+}
+
+pub fn arr_is_empty<T>(v: &[T]) -> bool {
+    v.is_empty()
+}
+
+pub fn rec_len(v: &impl ToValue) -> i64 {
+    match v.to_value() {
+        Value::Map(m) => m.len() as i64,
+        _ => 0,
+    }
+}
+
+pub fn rec_is_empty(v: &impl ToValue) -> bool {
+    rec_len(v) == 0
+}
+
+pub fn index_of<T: PartialEq>(v: &[T], x: &T) -> i64 {
+    v.iter().position(|e| e == x).map_or(-1, |p| p as i64)
+}
+
+pub fn concat<T>(mut a: Vec<T>, b: Vec<T>) -> Vec<T> {
+    a.extend(b);
+    a
+}
+
+/// `shift()`: the first element. Rhai gives () for an empty array; the
+/// compiled code needs a value of the element type, so it fails instead.
+pub fn arr_shift<T>(v: &mut Vec<T>) -> R<T> {
+    if v.is_empty() {
+        return Err(Fail::new("shift() on an empty array"));
+    }
+    Ok(v.remove(0))
+}
+
+pub fn arr_pop<T>(v: &mut Vec<T>) -> R<T> {
+    v.pop().ok_or_else(|| Fail::new("pop() on an empty array"))
+}
+
+pub fn arr_remove<T>(v: &mut Vec<T>, i: i64) -> R<T> {
+    let p = position(v.len(), i)?;
+    Ok(v.remove(p))
+}
+
+pub fn arr_insert<T>(v: &mut Vec<T>, i: i64, x: T) {
+    let p = if i < 0 {
+        (v.len() as i64 + i).max(0) as usize
+    } else {
+        (i as usize).min(v.len())
+    };
+    v.insert(p, x);
+}
+
+pub fn arr_truncate<T>(v: &mut Vec<T>, n: i64) {
+    v.truncate(n.max(0) as usize);
+}
+
+// ----- dynamic values ----------------------------------------------------------
+
+/// The operators, for dynamic operands.
+#[derive(Clone, Copy, Debug)]
+pub enum Op {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Pow,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
+}
+
+pub fn truthy(v: Value) -> R<bool> {
+    match v {
+        Value::Bool(b) => Ok(b),
+        other => Err(Fail::new(format!(
+            "a condition must be true or false, not {}",
+            other.type_name()
+        ))),
+    }
+}
+
+pub fn vneg(v: Value) -> R<Value> {
+    match v {
+        Value::Int(i) => Ok(Value::Int(neg(i)?)),
+        other => Err(Fail::new(format!("cannot negate {}", other.type_name()))),
+    }
+}
+
+pub fn vcompare(op: Op, a: &Value, b: &Value) -> R<bool> {
+    use std::cmp::Ordering;
+    let ord: Option<Ordering> = match (a, b) {
+        (Value::Int(x), Value::Int(y)) => Some(x.cmp(y)),
+        (Value::Str(x), Value::Str(y)) => Some(x.cmp(y)),
+        (Value::Bool(x), Value::Bool(y)) => Some(x.cmp(y)),
+        _ => None,
+    };
+    match op {
+        Op::Eq => Ok(a == b),
+        Op::Ne => Ok(a != b),
+        _ => {
+            let Some(o) = ord else {
+                return Err(Fail::new(format!(
+                    "Function not found: {} ({}, {})",
+                    op_syntax(op),
+                    a.type_name(),
+                    b.type_name()
+                )));
+            };
+            Ok(match op {
+                Op::Lt => o == Ordering::Less,
+                Op::Le => o != Ordering::Greater,
+                Op::Gt => o == Ordering::Greater,
+                _ => o != Ordering::Less,
+            })
+        }
+    }
+}
+
+fn op_syntax(op: Op) -> &'static str {
+    match op {
+        Op::Add => "+",
+        Op::Sub => "-",
+        Op::Mul => "*",
+        Op::Div => "/",
+        Op::Rem => "%",
+        Op::Pow => "**",
+        Op::Eq => "==",
+        Op::Ne => "!=",
+        Op::Lt => "<",
+        Op::Le => "<=",
+        Op::Gt => ">",
+        Op::Ge => ">=",
+        Op::BitAnd => "&",
+        Op::BitOr => "|",
+        Op::BitXor => "^",
+        Op::Shl => "<<",
+        Op::Shr => ">>",
+    }
+}
+
+pub fn varith(op: Op, a: Value, b: Value) -> R<Value> {
+    Ok(match (op, a, b) {
+        (Op::Add, Value::Str(x), y) => Value::Str(cat(&x, &y)),
+        (Op::Add, x, Value::Str(y)) => Value::Str(cat(&x, &y)),
+        (Op::Add, Value::Arr(mut x), Value::Arr(y)) => {
+            x.extend(y);
+            Value::Arr(x)
+        }
+        (op, Value::Int(x), Value::Int(y)) => Value::Int(match op {
+            Op::Add => add(x, y)?,
+            Op::Sub => sub(x, y)?,
+            Op::Mul => mul(x, y)?,
+            Op::Div => div(x, y)?,
+            Op::Rem => rem(x, y)?,
+            Op::Pow => pow(x, y)?,
+            Op::BitAnd => x & y,
+            Op::BitOr => x | y,
+            Op::BitXor => x ^ y,
+            Op::Shl => shl(x, y)?,
+            Op::Shr => shr(x, y)?,
+            _ => unreachable!("comparisons go to vcompare"),
+        }),
+        (op, x, y) => {
+            return Err(Fail::new(format!(
+                "Function not found: {} ({}, {})",
+                op_syntax(op),
+                x.type_name(),
+                y.type_name()
+            )))
+        }
+    })
+}
+
+pub fn vin(needle: &Value, hay: &Value) -> R<bool> {
+    match hay {
+        Value::Arr(a) => Ok(a.contains(needle)),
+        Value::Map(m) => match needle {
+            Value::Str(k) => Ok(m.contains_key(k)),
+            other => Err(Fail::new(format!("a map's keys are strings, not {}", other.type_name()))),
+        },
+        Value::Str(s) => Ok(str_contains(s, needle)),
+        other => Err(Fail::new(format!("'in' needs an array, a map or a string, not {}", other.type_name()))),
+    }
+}
+
+pub fn vfield<'a>(v: &'a Value, key: &str) -> R<&'a Value> {
+    match v {
+        Value::Map(m) => m
+            .get(key)
+            .ok_or_else(|| Fail::new(format!("Property not found: {key}"))),
+        other => Err(Fail::new(format!("{} has no property '{key}'", other.type_name()))),
+    }
+}
+
+pub fn vfield_mut<'a>(v: &'a mut Value, key: &str) -> R<&'a mut Value> {
+    match v {
+        Value::Map(m) => m
+            .get_mut(key)
+            .ok_or_else(|| Fail::new(format!("Property not found: {key}"))),
+        other => Err(Fail::new(format!("{} has no property '{key}'", other.type_name()))),
+    }
+}
+
+/// `map.key = value` on a dynamic map: adds the key when missing.
+pub fn vset_field(v: &mut Value, key: &'static str, value: impl ToValue) -> R<()> {
+    match v {
+        Value::Map(m) => {
+            m.insert(Str::lit(key), value.to_value());
+            Ok(())
+        }
+        other => Err(Fail::new(format!("{} has no property '{key}'", other.type_name()))),
+    }
+}
+
+pub fn vindex<'a>(v: &'a Value, i: &Value) -> R<&'a Value> {
+    match (v, i) {
+        (Value::Arr(a), Value::Int(i)) => get(a, *i),
+        (Value::Map(m), Value::Str(k)) => m
+            .get(k)
+            .ok_or_else(|| Fail::new(format!("Property not found: {k}"))),
+        (v, i) => Err(Fail::new(format!("cannot index {} by {}", v.type_name(), i.type_name()))),
+    }
+}
+
+pub fn vindex_mut<'a>(v: &'a mut Value, i: &Value) -> R<&'a mut Value> {
+    match (v, i) {
+        (Value::Arr(a), Value::Int(i)) => get_mut(a, *i),
+        (Value::Map(m), Value::Str(k)) => Ok(m.entry(k.clone()).or_default()),
+        (v, i) => Err(Fail::new(format!("cannot index {} by {}", v.type_name(), i.type_name()))),
+    }
+}
+
+/// A built-in method on a dynamic value.
+pub fn vmethod(v: &Value, name: &str, args: Vec<Value>) -> R<Value> {
+    Ok(match (name, v, args.as_slice()) {
+        ("len", Value::Arr(a), []) => Value::Int(a.len() as i64),
+        ("len", Value::Map(m), []) => Value::Int(m.len() as i64),
+        ("len", Value::Str(s), []) => Value::Int(str_len(s)),
+        ("is_empty", Value::Arr(a), []) => Value::Bool(a.is_empty()),
+        ("is_empty", Value::Map(m), []) => Value::Bool(m.is_empty()),
+        ("is_empty", Value::Str(s), []) => Value::Bool(s.as_str().is_empty()),
+        ("contains", hay, [needle]) => Value::Bool(vin(needle, hay)?),
+        ("index_of", Value::Arr(a), [x]) => Value::Int(index_of(a, x)),
+        ("to_string", v, []) => Value::Str(to_text(v)),
+        ("type_of", v, []) => Value::Str(Str::lit(v.type_name())),
+        ("sign", Value::Int(i), []) => Value::Int(i.signum()),
+        ("abs", Value::Int(i), []) => Value::Int(neg_abs(*i)?),
+        _ => {
+            return Err(Fail::new(format!(
+                "Function not found: {name} ({}{})",
+                v.type_name(),
+                args.iter().map(|a| format!(", {}", a.type_name())).collect::<String>()
+            )))
+        }
+    })
+}
+
+/// A mutating built-in method on a dynamic value.
+pub fn vmethod_mut(v: &mut Value, name: &str, args: Vec<Value>) -> R<Value> {
+    let type_name = v.type_name();
+    match (name, v, args) {
+        ("push", Value::Arr(a), mut x) if x.len() == 1 => {
+            a.push(x.remove(0));
+            Ok(Value::Unit)
+        }
+        ("shift", Value::Arr(a), x) if x.is_empty() => Ok(if a.is_empty() { Value::Unit } else { a.remove(0) }),
+        ("pop", Value::Arr(a), x) if x.is_empty() => Ok(a.pop().unwrap_or_default()),
+        ("clear", Value::Arr(a), x) if x.is_empty() => {
+            a.clear();
+            Ok(Value::Unit)
+        }
+        ("remove", Value::Arr(a), x) if x.len() == 1 => match &x[0] {
+            Value::Int(i) => Ok(arr_remove(a, *i).unwrap_or_default()),
+            other => Err(Fail::new(format!("remove takes an index, not {}", other.type_name()))),
+        },
+        (name, _, args) => Err(Fail::new(format!(
+            "Function not found: {name} ({type_name}{})",
+            args.iter().map(|a| format!(", {}", a.type_name())).collect::<String>()
+        ))),
+    }
+}
+
+// ----- generic natives -----------------------------------------------------------
+
+pub fn distinct(v: &[i64]) -> i64 {
+    rulesmith_core::natives::distinct(v)
+}
+
+pub fn at_least(v: &[i64], min: i64) -> Vec<i64> {
+    rulesmith_core::natives::at_least(v, min)
+}
+
+fn pairs(cols: Vec<i64>, rows: Vec<i64>) -> Vec<Vec<i64>> {
+    vec![cols, rows]
+}
+
+pub fn grid_slots(cols: &[i64], rows: &[i64], mover: i64) -> R<Vec<Vec<i64>>> {
+    if cols.len() != rows.len() || mover >= cols.len() as i64 {
+        return Err(Fail::new(
+            "grid_slots: cols and rows must have one entry per piece, and mover must be a piece",
+        ));
+    }
+    let m = (mover >= 0).then_some(mover as usize);
+    Ok(rulesmith_core::grid::slots(cols, rows, m)
+        .into_iter()
+        .map(|(x, y)| vec![x, y])
+        .collect())
+}
+
+pub fn grid_place(cols: &[i64], rows: &[i64], mover: i64, col: i64, row: i64) -> R<Vec<Vec<i64>>> {
+    let (mut c, mut r) = (cols.to_vec(), rows.to_vec());
+    if c.len() != r.len() || mover < 0 || mover >= c.len() as i64 {
+        return Err(Fail::new(
+            "grid_place: cols and rows must have one entry per piece, and mover must be a piece",
+        ));
+    }
+    if !rulesmith_core::grid::place(&mut c, &mut r, mover as usize, col, row) {
+        return Err(Fail::new(format!(
+            "grid_place: {col},{row} is not a free slot for piece {mover}"
+        )));
+    }
+    Ok(pairs(c, r))
+}
+
+pub fn grid_compact(cols: &[i64], rows: &[i64]) -> R<Vec<Vec<i64>>> {
+    let (mut c, mut r) = (cols.to_vec(), rows.to_vec());
+    if c.len() != r.len() {
+        return Err(Fail::new("grid_compact: cols and rows must have one entry per piece"));
+    }
+    rulesmith_core::grid::compact(&mut c, &mut r);
+    Ok(pairs(c, r))
+}
