@@ -103,8 +103,13 @@ pub fn all_sets(args: &VariantArgs) -> Result<Vec<String>, Failure> {
     Ok(sets)
 }
 
+/// Loads a variant and makes its game on the engine the command runs
+/// (see `engine.rs`: this may build compiled rules, or run them in this
+/// process's place).
 pub fn load_game(path: &Path, args: &VariantArgs) -> Result<Game, Failure> {
-    rulesmith_rhai::interpreted(load_variant(path, args)?).map_err(|e| Failure::input(e.to_string()))
+    let variant = load_variant(path, args)?;
+    let engine = crate::engine::prepare(&[&variant])?;
+    crate::engine::game(variant, engine).map_err(Failure::input)
 }
 
 /// The variant at `path` with the command line's parameter overrides.

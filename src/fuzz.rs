@@ -112,7 +112,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let counted = first_fail.map_or(results.len(), |i| if args.param_sweep { results.len() } else { i + 1 });
     let mut totals = Totals::default();
     let mut coverage =
-        Coverage::for_game(&rulesmith_rhai::interpreted(variant.clone()).map_err(|e| Failure::input(e.to_string()))?);
+        Coverage::for_game(&crate::engine::game(variant.clone(), crate::engine::current()).map_err(Failure::input)?);
     for b in results[..counted].iter().flatten() {
         totals.add(&b.totals);
         coverage.merge(&b.coverage);
@@ -197,7 +197,7 @@ impl Games {
             self.cache.clear();
         }
         let v = fuzz::with_params(&self.variant, params)?;
-        let g = Rc::new(rulesmith_rhai::interpreted(v).map_err(|e| e.to_string())?);
+        let g = Rc::new(crate::engine::game(v, crate::engine::current())?);
         self.cache.insert(params.to_vec(), g.clone());
         Ok(g)
     }

@@ -46,10 +46,21 @@ struct Run {
 
 pub fn run(args: Args) -> Result<(), Failure> {
     let variant = load_variant(&args.variant, &args.common)?;
-    let plain = rulesmith_rhai::interpreted(variant.clone()).map_err(|e| Failure::input(e.to_string()))?;
+    let engine = crate::engine::prepare(&[&variant])?;
+    let plain = crate::engine::game(variant.clone(), engine).map_err(Failure::input)?;
     let n = players(&plain, args.players)?;
     let speed = play(&plain, &args, n)?;
-    let profiled = rulesmith_rhai::interpreted_profiled(variant).map_err(|e| Failure::input(e.to_string()))?;
+    // The interpreter counts Rhai operations too; compiled rules count calls.
+    let profiled = match engine {
+        crate::engine::Engine::Interpreted => {
+            rulesmith_rhai::interpreted_profiled(variant).map_err(|e| Failure::input(e.to_string()))?
+        }
+        crate::engine::Engine::Compiled => {
+            let g = crate::engine::game(variant, engine).map_err(Failure::input)?;
+            g.track_calls(true);
+            g
+        }
+    };
     let measured = play(&profiled, &args, n)?;
     let profile = profiled.profile();
     let operations: u64 = profile.values().map(|p| p.operations).sum();
@@ -83,6 +94,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             json!({
                 "variant": args.variant.display().to_string(),
                 "players": n,
+                "engine": plain.engine_name(),
                 "games": args.games,
                 "seed": args.seed,
                 "decisions": speed.counts.decisions,
@@ -99,8 +111,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
         return Ok(());
     }
     crate::outln!(
-        "profiled {} ({n} players): {} games, {} decisions, {} chance outcomes in {:.2}s on one thread",
+        "profiled {} ({n} players, {} rules): {} games, {} decisions, {} chance outcomes in {:.2}s on one thread",
         args.variant.display(),
+        plain.engine_name(),
         args.games,
         speed.counts.decisions,
         speed.counts.chance,

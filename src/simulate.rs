@@ -155,7 +155,7 @@ impl Plan {
             (0..run.games)
                 .into_par_iter()
                 .map_init(
-                    || rulesmith_rhai::interpreted(self.variant.clone()).map_err(|e| e.to_string()),
+                    || crate::engine::game(self.variant.clone(), crate::engine::current()),
                     |game, i| {
                         let game = game.as_ref().map_err(|e| Failed::Load(e.clone()))?;
                         let seed = rng::derive(run.seed, i);
@@ -411,6 +411,16 @@ fn print_summary(s: &Summary) {
 pub fn compare(args: CompareArgs) -> Result<(), Failure> {
     let sets_a: Vec<String> = args.set.iter().chain(&args.set_a).cloned().collect();
     let sets_b: Vec<String> = args.set.iter().chain(&args.set_b).cloned().collect();
+    // Both rule sets on one engine, decided (and built) together.
+    let load = |path: &Path, set: &[String]| {
+        let v = VariantArgs {
+            set: set.to_vec(),
+            params: None,
+        };
+        crate::common::load_variant(path, &v)
+    };
+    let (va, vb) = (load(&args.variant_a, &sets_a)?, load(&args.variant_b, &sets_b)?);
+    crate::engine::prepare(&[&va, &vb])?;
     let a = Plan::new(&args.variant_a, sets_a.clone(), &args.run)?;
     let b = Plan::new(&args.variant_b, sets_b.clone(), &args.run)?;
     if a.players != b.players {

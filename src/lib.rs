@@ -1,0 +1,145 @@
+//! `rulesmith`: check, replay, play, fuzz and simulate rule sets from the
+//! command line. A library, so that a binary with compiled rule sets built
+//! in is the same command (`main_with`, see `engine.rs`).
+//!
+//! Exit codes: 0 success; 1 a problem in the user's input (a variant, deck,
+//! script or record); 2 bad command-line usage.
+
+/// `println!` that never panics: a closed pipe (`rulesmith ... | head`) ends
+/// output quietly instead of aborting.
+#[macro_export]
+macro_rules! outln {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($t)*);
+    }};
+}
+
+/// `print!` that never panics (see `outln!`).
+#[macro_export]
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout(), $($t)*);
+    }};
+}
+
+mod check;
+mod common;
+mod compile;
+pub mod engine;
+mod fuzz;
+mod play;
+mod profile;
+mod replay;
+mod report;
+mod schema;
+mod simulate;
+mod view;
+
+use clap::{Parser, Subcommand};
+use std::io::Write as _;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "rulesmith", version, about = "Prototype, play and test tabletop rule sets")]
+struct Cli {
+    /// Which engine runs the rules: `compiled` (rules translated to Rust,
+    /// built on first use; the default of simulate, compare, fuzz and
+    /// profile when a Rust toolchain is present) or `interpreted` (the
+    /// reference; the default of the other commands).
+    #[arg(long, value_enum, global = true)]
+    engine: Option<engine::EngineChoice>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Load and validate a variant; report every problem found.
+    Check(check::Args),
+    /// Compile a variant's scripts to Rust and build them (cached); with
+    /// --explain, list what stays dynamic and why.
+    Compile(compile::Args),
+    /// Replay a game record and print the state reached as JSON.
+    Replay(replay::Args),
+    /// Play in the terminal against bots, or hot-seat.
+    Play(play::Args),
+    /// Fuzz a rule set: random playouts checking every invariant; a break
+    /// is shrunk to a short record.
+    Fuzz(fuzz::Args),
+    /// Play many games between bots and report win rates, balance, game
+    /// length and the variant's statistics.
+    Simulate(simulate::SimulateArgs),
+    /// Play the same games under two rule sets and say which differences
+    /// are significant.
+    Compare(simulate::CompareArgs),
+    /// Print a JSON Schema for one variant's deck or parameter files.
+    Schema(schema::Args),
+    /// Time random games on one thread and show which script functions
+    /// the time goes to.
+    Profile(profile::Args),
+    /// Write a replay viewer: one self-contained HTML page that steps
+    /// through a game record.
+    View(view::Args),
+}
+
+/// Failure of a command: the message is for the user, already formatted.
+pub struct Failure {
+    pub message: String,
+    pub code: u8,
+}
+
+impl Failure {
+    /// A problem in the user's input (exit 1).
+    pub fn input(message: impl Into<String>) -> Self {
+        Failure {
+            message: message.into(),
+            code: 1,
+        }
+    }
+
+    /// Bad command-line usage (exit 2).
+    pub fn usage(message: impl Into<String>) -> Self {
+        Failure {
+            message: message.into(),
+            code: 2,
+        }
+    }
+}
+
+/// Runs the command line with `compiled` rule sets built in (none in the
+/// plain `rulesmith` binary).
+pub fn main_with(compiled: Vec<rulesmith_runtime::Registration>) -> ExitCode {
+    engine::register(compiled);
+    let cli = Cli::parse();
+    let preference = match cli.command {
+        Command::Simulate(_) | Command::Compare(_) | Command::Fuzz(_) | Command::Profile(_) => {
+            engine::Preference::Compiled
+        }
+        Command::Play(_) => engine::Preference::CompiledIfCached,
+        _ => engine::Preference::Interpreted,
+    };
+    engine::choose(cli.engine, preference);
+    let result = match cli.command {
+        Command::Check(a) => check::run(a),
+        Command::Compile(a) => compile::run(a),
+        Command::Replay(a) => replay::run(a),
+        Command::Play(a) => play::run(a),
+        Command::Fuzz(a) => fuzz::run(a),
+        Command::Simulate(a) => simulate::simulate(a),
+        Command::Compare(a) => simulate::compare(a),
+        Command::Schema(a) => schema::run(a),
+        Command::Profile(a) => profile::run(a),
+        Command::View(a) => view::run(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            if !f.message.is_empty() {
+                let _ = writeln!(std::io::stderr(), "{}", f.message);
+            }
+            ExitCode::from(f.code)
+        }
+    }
+}
