@@ -2,7 +2,11 @@
 //! (cached), and say what stays dynamic.
 
 use crate::common::{load_variant, VariantArgs};
-use crate::{engine, outln, Failure};
+use crate::engine::Engine;
+use crate::{engine, Failure};
+use rulesmith_core::{record, Variant};
+use rulesmith_lab::differential;
+
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -18,14 +22,29 @@ pub struct Args {
     /// Translate only: do not build.
     #[arg(long)]
     pub no_build: bool,
+    /// Check the compiled rules against the interpreter (the reference):
+    /// this many random games per player count, compared step by step
+    /// (legal lists, every seat's view, invariants, evaluations, records).
+    #[arg(long, value_name = "GAMES")]
+    pub verify: Option<u64>,
+    /// With --verify: also replay every record in this folder on both
+    /// engines and compare the states reached (repeatable).
+    #[arg(long, value_name = "DIR", requires = "verify")]
+    pub records: Vec<PathBuf>,
+    /// With --verify: the seed of the random games.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
     #[command(flatten)]
     pub common: VariantArgs,
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
     let variant = load_variant(&args.variant, &args.common)?;
+    if let Some(games) = args.verify {
+        return verify(&args, variant, games);
+    }
     let out = engine::compile(&variant)?;
-    outln!(
+    crate::outln!(
         "{}: {} functions translated, {} value(s) left dynamic{}",
         variant.name,
         out.functions,
@@ -39,13 +58,13 @@ pub fn run(args: Args) -> Result<(), Failure> {
             } else {
                 f.file.display().to_string()
             };
-            outln!("  {place}: {} is dynamic: {}", f.what, f.why);
+            crate::outln!("  {place}: {} is dynamic: {}", f.what, f.why);
         }
     }
     if let Some(path) = &args.emit {
         std::fs::write(path, &out.rust)
             .map_err(|e| Failure::input(format!("{}: cannot write: {e}", path.display())))?;
-        outln!("Rust written to {}", path.display());
+        crate::outln!("Rust written to {}", path.display());
     }
     if args.no_build {
         return Ok(());
@@ -61,9 +80,111 @@ pub fn run(args: Args) -> Result<(), Failure> {
         .binary(&[unit], &mut |line| eprintln!("rulesmith: {line}"))
         .map_err(|e| Failure::input(e.to_string()))?;
     if cached {
-        outln!("already built: {}", bin.display());
+        crate::outln!("already built: {}", bin.display());
     } else {
-        outln!("built in {:.1} s: {}", start.elapsed().as_secs_f64(), bin.display());
+        crate::outln!("built in {:.1} s: {}", start.elapsed().as_secs_f64(), bin.display());
+    }
+    Ok(())
+}
+
+/// One record to replay on both engines, with the variant it was played in.
+struct RecordCase {
+    path: PathBuf,
+    text: String,
+    players: Option<usize>,
+    variant: Variant,
+}
+
+fn record_cases(args: &Args) -> Result<Vec<RecordCase>, Failure> {
+    let mut out = Vec::new();
+    for dir in &args.records {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map_err(|e| Failure::input(format!("{}: {e}", dir.display())))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "record"))
+            .collect();
+        files.sort();
+        for path in files {
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
+            let base = path.parent().unwrap_or(std::path::Path::new(""));
+            let mut sets = args.common.clone();
+            sets.set = record::header_values(&text, "set")
+                .into_iter()
+                .map(|s| match s.split_once('=') {
+                    Some((k, v)) if k.trim().starts_with("deck.") => {
+                        format!("{}={}", k.trim(), base.join(v.trim()).display())
+                    }
+                    _ => s.to_string(),
+                })
+                .chain(args.common.set.iter().cloned())
+                .collect();
+            let players = record::header_values(&text, "players")
+                .first()
+                .and_then(|p| p.trim().parse().ok());
+            let variant = load_variant(&args.variant, &sets)?;
+            out.push(RecordCase {
+                path,
+                text,
+                players,
+                variant,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The compiled rules against the interpreter: random games and records.
+fn verify(args: &Args, variant: Variant, games: u64) -> Result<(), Failure> {
+    let cases = record_cases(args)?;
+    let mut all: Vec<&Variant> = vec![&variant];
+    all.extend(cases.iter().map(|c| &c.variant));
+    engine::prepare_compiled(&all)?;
+    let make = |v: &Variant, e| engine::game(v.clone(), e).map_err(Failure::input);
+    let (oracle, compiled) = (make(&variant, Engine::Interpreted)?, make(&variant, Engine::Compiled)?);
+    let p = variant.players;
+    for n in p.min..=p.max {
+        let c = differential::compare(&oracle, &compiled, n, args.seed, games, 5_000, 7)
+            .map_err(|d| Failure::input(d.to_string()))?;
+        crate::outln!(
+            "{} players: {} games, {} decisions, {} chance outcomes: identical",
+            n,
+            c.games,
+            c.decisions,
+            c.chance
+        );
+    }
+    let mut same = 0;
+    for case in &cases {
+        let (a, b) = (make(&case.variant, Engine::Interpreted)?, make(&case.variant, Engine::Compiled)?);
+        let n = case.players.unwrap_or(case.variant.players.default);
+        let outcome = |g: &rulesmith_core::Game| -> String {
+            match record::replay(g, n, &case.text, &case.path) {
+                Ok(mut s) => {
+                    let summary = g.summary(&s, None).map_or_else(|e| e.to_string(), |j| j.to_string());
+                    let mut legal = Vec::new();
+                    let listed = match s.to_move() {
+                        rulesmith_core::ToMove::Decision(_) => g
+                            .legal_actions_into(&mut s, &mut legal)
+                            .map_or_else(|e| e.to_string(), |()| g.texts(&legal).join("; ")),
+                        _ => String::new(),
+                    };
+                    format!("{summary}\n{listed}")
+                }
+                Err(e) => format!("error: {e}"),
+            }
+        };
+        let (x, y) = (outcome(&a), outcome(&b));
+        if x != y {
+            return Err(Failure::input(format!(
+                "{}: the engines differ\ninterpreted: {x}\ncompiled:    {y}",
+                case.path.display()
+            )));
+        }
+        same += 1;
+    }
+    if !cases.is_empty() {
+        crate::outln!("{same} records replayed identically");
     }
     Ok(())
 }

@@ -75,7 +75,15 @@ pub fn builder() -> Builder {
     let cache = std::env::var_os("RULESMITH_CACHE")
         .map(PathBuf::from)
         .unwrap_or_else(|| workspace.join("target").join("rulesmith-compiled"));
-    Builder { workspace, cache }
+    // The running build of rulesmith, by its executable's size and time.
+    let stamp = std::env::current_exe()
+        .and_then(std::fs::metadata)
+        .map(|m| {
+            let t = m.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+            format!("{:x}{:x}", m.len(), t.map_or(0, |d| d.as_secs()))
+        })
+        .unwrap_or_default();
+    Builder { workspace, cache, stamp }
 }
 
 /// The generated Rust of a variant's scripts.
@@ -104,8 +112,20 @@ pub fn prepare(variants: &[&Variant]) -> Result<Engine, Failure> {
     Ok(e)
 }
 
+/// [`prepare`] with compiled rules required, whatever the flags say (what
+/// `rulesmith compile --verify` checks).
+pub fn prepare_compiled(variants: &[&Variant]) -> Result<Engine, Failure> {
+    let e = decide_as(Some(EngineChoice::Compiled), Preference::Compiled, variants)?;
+    let _ = CURRENT.set(e);
+    Ok(e)
+}
+
 fn decide(variants: &[&Variant]) -> Result<Engine, Failure> {
     let (choice, default) = CHOICE.get().copied().unwrap_or((None, Preference::Interpreted));
+    decide_as(choice, default, variants)
+}
+
+fn decide_as(choice: Option<EngineChoice>, default: Preference, variants: &[&Variant]) -> Result<Engine, Failure> {
     let explicit = match (choice, default) {
         (Some(EngineChoice::Interpreted), _) | (None, Preference::Interpreted) => return Ok(Engine::Interpreted),
         (Some(EngineChoice::Compiled), _) => true,
@@ -139,6 +159,9 @@ fn decide(variants: &[&Variant]) -> Result<Engine, Failure> {
         notice(&format!("{e}; running interpreted rules (slower)"));
         return Ok(Engine::Interpreted);
     }
+    let mut outputs = outputs;
+    outputs.sort_by(|a, b| a.fingerprint.cmp(&b.fingerprint));
+    outputs.dedup_by(|a, b| a.fingerprint == b.fingerprint);
     let units: Vec<Unit<'_>> = outputs
         .iter()
         .map(|o| Unit {

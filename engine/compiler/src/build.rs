@@ -22,6 +22,9 @@ pub struct Builder {
     pub workspace: PathBuf,
     /// The cache: `crates/`, `target/`, `bin/`.
     pub cache: PathBuf,
+    /// Which build of Rulesmith asks: a binary built for another one holds
+    /// another version of the command, so it is not reused.
+    pub stamp: String,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -74,7 +77,9 @@ impl Builder {
     }
 
     fn bin_path(&self, key: &str) -> PathBuf {
-        self.cache.join("bin").join(format!("rulesmith-{key}{}", std::env::consts::EXE_SUFFIX))
+        self.cache
+            .join("bin")
+            .join(format!("rulesmith-{key}-{}{}", self.stamp, std::env::consts::EXE_SUFFIX))
     }
 
     /// Builds (or finds) the binary with `units` registered. `progress`
@@ -153,6 +158,14 @@ impl Builder {
         let bins = self.cache.join("bin");
         std::fs::create_dir_all(&bins).map_err(|e| io("cannot create", &bins, e))?;
         // Copy, then rename: a binary in `bin/` is always whole.
+        // Binaries of older builds of Rulesmith for the same rules go.
+        if let Ok(entries) = std::fs::read_dir(&bins) {
+            for e in entries.flatten() {
+                if e.file_name().to_string_lossy().starts_with(&format!("rulesmith-{key}-")) {
+                    let _ = std::fs::remove_file(e.path());
+                }
+            }
+        }
         let tmp = bins.join(format!(".{key}.{}", std::process::id()));
         std::fs::copy(&built, &tmp).map_err(|e| io("cannot copy", &built, e))?;
         std::fs::rename(&tmp, &bin).map_err(|e| io("cannot move", &tmp, e))?;

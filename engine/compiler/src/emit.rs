@@ -36,7 +36,6 @@ pub struct Emit<'a> {
     facts: &'a Facts,
     funcs: &'a [Func],
     t: &'a mut Typed,
-    out: String,
     tmp: usize,
     /// The function being emitted.
     cur: FnId,
@@ -56,7 +55,6 @@ impl<'a> Emit<'a> {
             facts,
             funcs,
             t,
-            out: String::new(),
             tmp: 0,
             cur: 0,
             recs: BTreeMap::new(),
@@ -1201,6 +1199,17 @@ impl<'a> Emit<'a> {
                 format!("rt.draw({i}, None, {then:?}){at}")
             }
             "card_hook" => self.card_hook(e, args),
+            // What only a watching player reads: not even built otherwise
+            // (a playout does not pay for the words).
+            "narrate" => {
+                let r = self.ref_of(&args[0]);
+                format!("if rt.cx.watched {{ let __n = to_text({r}); rt.cx.narrate(__n.as_str()); }}")
+            }
+            "show_moves" => "rt.cx.show_moves()".into(),
+            "mark" => {
+                let (lets, n) = self.args(args, &[Some(str_), Some(str_)]);
+                format!("if rt.cx.watched {{ {lets} rt.cx.mark({}.as_str(), {}.as_str()); }}", n[0], n[1])
+            }
             "distinct" => {
                 let r = self.ref_of(&args[0]);
                 format!("distinct({r})")

@@ -661,6 +661,13 @@ impl Infer<'_> {
                 let pair = self.t.store.make(Shape::Arr(int));
                 self.t.store.make(Shape::Arr(pair))
             }
+            "narrate" if arity(1) => unit,
+            "show_moves" if arity(0) => bool_,
+            "mark" if arity(2) => {
+                want(self, 0, str_);
+                want(self, 1, str_);
+                unit
+            }
             "type_of" | "to_string" if arity(1) => str_,
             "print" | "debug" if arity(1) => unit,
             "min" | "max" if arity(2) => {
