@@ -49,7 +49,11 @@ pub fn run(args: Args) -> Result<(), Failure> {
         variant.name,
         out.functions,
         out.fallbacks.len(),
-        if args.explain || out.fallbacks.is_empty() { "" } else { " (--explain lists them)" }
+        if args.explain || out.fallbacks.is_empty() {
+            ""
+        } else {
+            " (--explain lists them)"
+        }
     );
     if args.explain {
         for f in &out.fallbacks {
@@ -105,8 +109,8 @@ fn record_cases(args: &Args) -> Result<Vec<RecordCase>, Failure> {
             .collect();
         files.sort();
         for path in files {
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
+            let text =
+                std::fs::read_to_string(&path).map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
             let base = path.parent().unwrap_or(std::path::Path::new(""));
             let mut sets = args.common.clone();
             sets.set = record::header_values(&text, "set")
@@ -156,7 +160,10 @@ fn verify(args: &Args, variant: Variant, games: u64) -> Result<(), Failure> {
     }
     let mut same = 0;
     for case in &cases {
-        let (a, b) = (make(&case.variant, Engine::Interpreted)?, make(&case.variant, Engine::Compiled)?);
+        let (a, b) = (
+            make(&case.variant, Engine::Interpreted)?,
+            make(&case.variant, Engine::Compiled)?,
+        );
         let n = case.players.unwrap_or(case.variant.players.default);
         let outcome = |g: &rulesmith_core::Game| -> String {
             match record::replay(g, n, &case.text, &case.path) {

@@ -79,11 +79,18 @@ pub fn builder() -> Builder {
     let stamp = std::env::current_exe()
         .and_then(std::fs::metadata)
         .map(|m| {
-            let t = m.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+            let t = m
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
             format!("{:x}{:x}", m.len(), t.map_or(0, |d| d.as_secs()))
         })
         .unwrap_or_default();
-    Builder { workspace, cache, stamp }
+    Builder {
+        workspace,
+        cache,
+        stamp,
+    }
 }
 
 /// The generated Rust of a variant's scripts.
@@ -135,7 +142,10 @@ fn decide_as(choice: Option<EngineChoice>, default: Preference, variants: &[&Var
         Ok(o) => o,
         Err(f) if explicit => return Err(f),
         Err(f) => {
-            notice(&format!("running interpreted rules: {}", f.message.lines().next().unwrap_or("")));
+            notice(&format!(
+                "running interpreted rules: {}",
+                f.message.lines().next().unwrap_or("")
+            ));
             return Ok(Engine::Interpreted);
         }
     };

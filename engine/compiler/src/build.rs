@@ -65,7 +65,9 @@ impl Builder {
     pub fn toolchain() -> Result<(), BuildError> {
         match Command::new("cargo").arg("--version").output() {
             Ok(o) if o.status.success() => Ok(()),
-            Ok(o) => Err(BuildError::NoToolchain(String::from_utf8_lossy(&o.stderr).trim().to_string())),
+            Ok(o) => Err(BuildError::NoToolchain(
+                String::from_utf8_lossy(&o.stderr).trim().to_string(),
+            )),
             Err(e) => Err(BuildError::NoToolchain(e.to_string())),
         }
     }
@@ -77,9 +79,11 @@ impl Builder {
     }
 
     fn bin_path(&self, key: &str) -> PathBuf {
-        self.cache
-            .join("bin")
-            .join(format!("rulesmith-{key}-{}{}", self.stamp, std::env::consts::EXE_SUFFIX))
+        self.cache.join("bin").join(format!(
+            "rulesmith-{key}-{}{}",
+            self.stamp,
+            std::env::consts::EXE_SUFFIX
+        ))
     }
 
     /// Builds (or finds) the binary with `units` registered. `progress`
@@ -127,7 +131,8 @@ impl Builder {
         write(&src.join("main.rs"), &main)?;
         let first = !self.cache.join("target").join("release").exists();
         progress(&if first {
-            "compiling the rules (first build: the engine is built too, a few minutes; later builds take seconds)".into()
+            "compiling the rules (first build: the engine is built too, a few minutes; later builds take seconds)"
+                .into()
         } else {
             "compiling the rules".to_string()
         });
@@ -141,7 +146,13 @@ impl Builder {
             .current_dir(&dir);
         // A cargo that runs us (cargo run, cargo test) must not steer the
         // nested build: its jobserver and target settings are its own.
-        for var in ["CARGO_MAKEFLAGS", "MAKEFLAGS", "MFLAGS", "CARGO_TARGET_DIR", "CARGO_BUILD_TARGET_DIR"] {
+        for var in [
+            "CARGO_MAKEFLAGS",
+            "MAKEFLAGS",
+            "MFLAGS",
+            "CARGO_TARGET_DIR",
+            "CARGO_BUILD_TARGET_DIR",
+        ] {
             cmd.env_remove(var);
         }
         let out = cmd.output().map_err(|e| BuildError::NoToolchain(e.to_string()))?;
@@ -161,7 +172,10 @@ impl Builder {
         // Binaries of older builds of Rulesmith for the same rules go.
         if let Ok(entries) = std::fs::read_dir(&bins) {
             for e in entries.flatten() {
-                if e.file_name().to_string_lossy().starts_with(&format!("rulesmith-{key}-")) {
+                if e.file_name()
+                    .to_string_lossy()
+                    .starts_with(&format!("rulesmith-{key}-"))
+                {
                     let _ = std::fs::remove_file(e.path());
                 }
             }

@@ -210,7 +210,11 @@ impl<'a> Emit<'a> {
             };
             let info = &self.recs[&r];
             let derive = if copy { "Clone, Copy" } else { "Clone" };
-            let _ = writeln!(out, "#[derive({derive}, Debug, Default, PartialEq)]\npub struct {} {{", info.name);
+            let _ = writeln!(
+                out,
+                "#[derive({derive}, Debug, Default, PartialEq)]\npub struct {} {{",
+                info.name
+            );
             for ((_, id, _, always), rt) in info.fields.iter().zip(&rtys) {
                 if *always {
                     let _ = writeln!(out, "    pub {id}: {rt},");
@@ -220,12 +224,19 @@ impl<'a> Emit<'a> {
             }
             let _ = writeln!(out, "}}\n");
             // To a dynamic map (keys sorted, as Rhai's maps are) and back.
-            let _ = writeln!(out, "impl ToValue for {} {{\n    fn to_value(&self) -> Value {{\n        let mut m = ValueMap::new();", info.name);
+            let _ = writeln!(
+                out,
+                "impl ToValue for {} {{\n    fn to_value(&self) -> Value {{\n        let mut m = ValueMap::new();",
+                info.name
+            );
             for (key, id, _, always) in &info.fields {
                 if *always {
                     let _ = writeln!(out, "        m.insert({key:?}.into(), self.{id}.to_value());");
                 } else {
-                    let _ = writeln!(out, "        if let Some(v) = &self.{id} {{ m.insert({key:?}.into(), v.to_value()); }}");
+                    let _ = writeln!(
+                        out,
+                        "        if let Some(v) = &self.{id} {{ m.insert({key:?}.into(), v.to_value()); }}"
+                    );
                 }
             }
             let _ = writeln!(out, "        Value::Map(m)\n    }}\n}}\n");
@@ -236,7 +247,10 @@ impl<'a> Emit<'a> {
             );
             for (key, id, _, always) in &info.fields {
                 if *always {
-                    let _ = writeln!(out, "            {id}: FromValue::from_value(take_field(&mut m, {key:?})?)?,");
+                    let _ = writeln!(
+                        out,
+                        "            {id}: FromValue::from_value(take_field(&mut m, {key:?})?)?,"
+                    );
                 } else {
                     let _ = writeln!(
                         out,
@@ -310,14 +324,11 @@ impl<'a> Emit<'a> {
         let mut tail = None;
         for (i, s) in b.stmts.iter().enumerate() {
             let last = i + 1 == n;
-            if last && want.is_some() {
-                if let Stmt::Expr(e) = s {
-                    let want = want.expect("checked");
-                    let code = self.expr(e);
-                    let et = self.t.expr_ty[e.id];
-                    tail = Some(self.convert(code, et, want, e.pos));
-                    break;
-                }
+            if let (true, Some(want), Stmt::Expr(e)) = (last, want, s) {
+                let code = self.expr(e);
+                let et = self.t.expr_ty[e.id];
+                tail = Some(self.convert(code, et, want, e.pos));
+                break;
             }
             let code = self.stmt(s);
             out.push_str(&code);
@@ -544,6 +555,7 @@ impl<'a> Emit<'a> {
     /// Walks a path from `root` (a `&T` or `&mut T` expression of type
     /// `root_ty`); returns the code of a reference to the end and its type.
     /// `last` is left out when `stop_before_last` (for assignments).
+    #[allow(clippy::too_many_arguments)] // one walk, read and write alike
     fn chain(
         &mut self,
         root: String,
@@ -687,7 +699,11 @@ impl<'a> Emit<'a> {
                 let root_ty = self.t.expr_ty[root.id];
                 let (cur, _) = self.chain(r, root_ty, segs, &idx, false, false, pos);
                 let copy = self.is_copy(pt);
-                let read = if copy { format!("*{cur}") } else { format!("({cur}).clone()") };
+                let read = if copy {
+                    format!("*{cur}")
+                } else {
+                    format!("({cur}).clone()")
+                };
                 let old = self.tmp();
                 let _ = write!(out, "let {old} = {read}; ");
                 let combined = self.binary_code(op, old, pt, nv.clone(), vt, pos);
@@ -731,7 +747,7 @@ impl<'a> Emit<'a> {
             (Shape::Arr(_), None) => {
                 let (code, it) = idx.last().cloned().flatten().expect("an index");
                 let it2 = self.int_ty();
-                    let code = self.convert(code, it, it2, pos);
+                let code = self.convert(code, it, it2, pos);
                 let _ = write!(out, "*get_mut({parent}, {code}){at} = {v2}; }}");
             }
             (Shape::Dyn, Some(k)) => {
@@ -969,9 +985,7 @@ impl<'a> Emit<'a> {
         match op {
             BinOp::Add if sa == Shape::Str || sb == Shape::Str => format!("cat(&{a}, &{b})"),
             BinOp::Add if matches!(sa, Shape::Arr(_)) => format!("concat({a}, {b})"),
-            BinOp::Eq | BinOp::Ne if !numeric && !self.t.store.compatible(at, bt) => {
-                (op == BinOp::Ne).to_string()
-            }
+            BinOp::Eq | BinOp::Ne if !numeric && !self.t.store.compatible(at, bt) => (op == BinOp::Ne).to_string(),
             BinOp::Eq => format!("({a} == {b})"),
             BinOp::Ne => format!("({a} != {b})"),
             BinOp::Lt => format!("({a} < {b})"),
@@ -1085,7 +1099,7 @@ impl<'a> Emit<'a> {
         (lets, names)
     }
 
-    fn lit<'e>(e: &'e Expr) -> Option<&'e str> {
+    fn lit(e: &Expr) -> Option<&str> {
         match &e.kind {
             Kind::Str(s) => Some(s),
             _ => None,
@@ -1164,7 +1178,11 @@ impl<'a> Emit<'a> {
             "card" => {
                 let i = idx_or_fail!("deck", decks, &args[0]);
                 let (lets, n) = self.args(&args[1..], &[Some(str_)]);
-                format!("{{ {lets} card_{}(rt, {i}, &{}){at} }}", ident(&facts.decks[i].name), n[0])
+                format!(
+                    "{{ {lets} card_{}(rt, {i}, &{}){at} }}",
+                    ident(&facts.decks[i].name),
+                    n[0]
+                )
             }
             "reveal" => {
                 let i = idx_or_fail!("deck", decks, &args[0]);
@@ -1208,7 +1226,10 @@ impl<'a> Emit<'a> {
             "show_moves" => "rt.cx.show_moves()".into(),
             "mark" => {
                 let (lets, n) = self.args(args, &[Some(str_), Some(str_)]);
-                format!("if rt.cx.watched {{ {lets} rt.cx.mark({}.as_str(), {}.as_str()); }}", n[0], n[1])
+                format!(
+                    "if rt.cx.watched {{ {lets} rt.cx.mark({}.as_str(), {}.as_str()); }}",
+                    n[0], n[1]
+                )
             }
             "distinct" => {
                 let r = self.ref_of(&args[0]);
@@ -1220,14 +1241,11 @@ impl<'a> Emit<'a> {
                 format!("{{ {lets} at_least({r}, {}) }}", n[0])
             }
             "grid_slots" | "grid_place" | "grid_compact" => {
-                let want: Vec<Option<Ty>> = args.iter().map(|a| Some(self.t.expr_ty[a.id])).collect();
-                let (lets, n) = self.args(args, &want);
-                let refs: Vec<String> = n
-                    .iter()
-                    .enumerate()
-                    .map(|(i, x)| if i < 2 { format!("&{x}") } else { x.clone() })
-                    .collect();
-                format!("{{ {lets} {name}({}){at} }}", refs.join(", "))
+                // The columns and rows are read in place, not copied.
+                let (lets, n) = self.args(&args[2..], &vec![Some(int); args.len() - 2]);
+                let (c, r) = (self.ref_of(&args[0]), self.ref_of(&args[1]));
+                let rest: String = n.iter().map(|x| format!(", {x}")).collect();
+                format!("{{ {lets} {name}({c}, {r}{rest}){at} }}")
             }
             "type_of" => {
                 let t = self.t.expr_ty[args[0].id];
@@ -1319,7 +1337,11 @@ impl<'a> Emit<'a> {
             matches!(f.owner, Owner::Card { deck, .. } if deck == d) && f.name == hook && f.params.len() == items.len()
         });
         let want: Vec<Option<Ty>> = match first {
-            Some(t) => self.funcs[t].params.iter().map(|&p| Some(self.t.var_ty[t][p])).collect(),
+            Some(t) => self.funcs[t]
+                .params
+                .iter()
+                .map(|&p| Some(self.t.var_ty[t][p]))
+                .collect(),
             None => vec![None; items.len()],
         };
         let (lets2, names) = self.args(items, &want);
@@ -1344,7 +1366,10 @@ impl<'a> Emit<'a> {
             let list = n.iter().map(|x| format!(", {x}")).collect::<String>();
             if is_mutating(name) && recv.is_place() {
                 let (plets, p) = self.place_mut(recv);
-                return format!("{{ {lets} {plets} vmethod_mut({p}, {name:?}, vec![{}]){at} }}", n.join(", "));
+                return format!(
+                    "{{ {lets} {plets} vmethod_mut({p}, {name:?}, vec![{}]){at} }}",
+                    n.join(", ")
+                );
             }
             let r = self.ref_of(recv);
             let _ = list;
@@ -1447,10 +1472,9 @@ impl<'a> Emit<'a> {
             let mut res_ty = None;
             let mut cases = Vec::new();
             for (c, (_, _)) in deck.cards.iter().enumerate() {
-                let target = self
-                    .funcs
-                    .iter()
-                    .position(|f| f.owner == Owner::Card { deck: d, card: c } && f.name == hook && f.params.len() == arity);
+                let target = self.funcs.iter().position(|f| {
+                    f.owner == Owner::Card { deck: d, card: c } && f.name == hook && f.params.len() == arity
+                });
                 if let Some(t) = target {
                     cases.push((c, t));
                 }
@@ -1536,10 +1560,14 @@ impl<'a> Emit<'a> {
         let facts = self.facts;
         let find = |name: &Option<String>, arity: usize| -> Option<FnId> {
             let n = name.as_ref()?;
-            self.funcs.iter().rposition(|f| f.owner == Owner::Rules && &f.name == n && f.params.len() == arity)
+            self.funcs
+                .iter()
+                .rposition(|f| f.owner == Owner::Rules && &f.name == n && f.params.len() == arity)
         };
         let find_name = |n: &str, arity: usize| -> Option<FnId> {
-            self.funcs.iter().rposition(|f| f.owner == Owner::Rules && f.name == n && f.params.len() == arity)
+            self.funcs
+                .iter()
+                .rposition(|f| f.owner == Owner::Rules && f.name == n && f.params.len() == arity)
         };
         let call = |this: &Self, id: Option<FnId>, args: &str| -> String {
             match id {
@@ -1547,11 +1575,14 @@ impl<'a> Emit<'a> {
                     let t = if this.t.writes_this[id] { "this" } else { "&*this" };
                     format!("{}({t}, rt, 0{args})", this.fn_name(id))
                 }
-                None => "Ok(Default::default())".into(),
+                None => "Ok::<(), Fail>(())".into(),
             }
         };
         let mut out = String::new();
-        let _ = writeln!(out, "#[derive(Default)]\npub struct Generated;\n\nimpl CompiledRules for Generated {{\n    type This = This;");
+        let _ = writeln!(
+            out,
+            "#[derive(Default)]\npub struct Generated;\n\nimpl CompiledRules for Generated {{\n    type This = This;"
+        );
         let _ = writeln!(out, "    fn fingerprint(&self) -> &'static str {{ FINGERPRINT }}");
         let mut sigs = String::new();
         let mut names = String::new();
@@ -1567,8 +1598,14 @@ impl<'a> Emit<'a> {
                 }
             }
         }
-        let _ = writeln!(out, "    fn signatures(&self) -> &'static [(&'static str, usize)] {{ &[{sigs}] }}");
-        let _ = writeln!(out, "    fn function_names(&self) -> &'static [&'static str] {{ &[{names}] }}");
+        let _ = writeln!(
+            out,
+            "    fn signatures(&self) -> &'static [(&'static str, usize)] {{ &[{sigs}] }}"
+        );
+        let _ = writeln!(
+            out,
+            "    fn function_names(&self) -> &'static [&'static str] {{ &[{names}] }}"
+        );
         // Unit-returning entry points.
         let simple = [
             ("setup", find(&facts.setup, 0)),
@@ -1583,13 +1620,19 @@ impl<'a> Emit<'a> {
             );
         }
         // Steps.
-        let _ = writeln!(out, "    fn legal(&self, step: usize, this: &mut This, rt: &mut Rt) -> R<()> {{\n        match step {{");
+        let _ = writeln!(
+            out,
+            "    fn legal(&self, step: usize, this: &mut This, rt: &mut Rt) -> R<()> {{\n        match step {{"
+        );
         for (i, s) in facts.steps.iter().enumerate() {
             let id = find_name(&s.legal, 0);
             let _ = writeln!(out, "            {i} => {}.map(drop),", call(self, id, ""));
         }
         let _ = writeln!(out, "            _ => Ok(()),\n        }}\n    }}");
-        let _ = writeln!(out, "    fn enter(&self, step: usize, this: &mut This, rt: &mut Rt) -> R<()> {{\n        match step {{");
+        let _ = writeln!(
+            out,
+            "    fn enter(&self, step: usize, this: &mut This, rt: &mut Rt) -> R<()> {{\n        match step {{"
+        );
         for (i, s) in facts.steps.iter().enumerate() {
             if let Some(e) = &s.enter {
                 let id = find_name(e, 0);

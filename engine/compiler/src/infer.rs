@@ -103,7 +103,9 @@ pub fn infer(
             let ft = if *optional { t.store.make(Shape::Dyn) } else { ft };
             fields.insert(name.clone(), Field { ty: ft, always: true });
         }
-        let ty = t.store.rec(Some(format!("Card_{}", crate::emit::ident(&d.name))), fields);
+        let ty = t
+            .store
+            .rec(Some(format!("Card_{}", crate::emit::ident(&d.name))), fields);
         t.card_ty.push(ty);
     }
     let mut inf = Infer {
@@ -178,7 +180,11 @@ impl Infer<'_> {
         let ret = self.t.ret_ty[id];
         let tail = self.block(id, f, &f.body, true)?;
         if let Some(tail) = tail {
-            self.deferred.push(Deferred::Join { dst: ret, src: tail, at: format!("the end of {}", f.name) });
+            self.deferred.push(Deferred::Join {
+                dst: ret,
+                src: tail,
+                at: format!("the end of {}", f.name),
+            });
         }
         Ok(())
     }
@@ -199,13 +205,21 @@ impl Infer<'_> {
             Stmt::Let(v, e) => {
                 let t = self.expr(id, f, e, true)?;
                 let vt = self.t.var_ty[id][*v];
-                self.deferred.push(Deferred::Join { dst: vt, src: t, at: format!("{} line {}", f.name, e.pos.line) });
+                self.deferred.push(Deferred::Join {
+                    dst: vt,
+                    src: t,
+                    at: format!("{} line {}", f.name, e.pos.line),
+                });
             }
             Stmt::Assign { place, op, value, .. } => {
                 let vt = self.expr(id, f, value, true)?;
                 let pt = self.expr(id, f, place, true)?;
                 match op {
-                    None => self.deferred.push(Deferred::Join { dst: pt, src: vt, at: format!("{} line {}", f.name, place.pos.line) }),
+                    None => self.deferred.push(Deferred::Join {
+                        dst: pt,
+                        src: vt,
+                        at: format!("{} line {}", f.name, place.pos.line),
+                    }),
                     Some(op) => {
                         let res = self.binary(*op, pt, vt);
                         self.t.store.unify(pt, res, "a place holds one type");
@@ -227,7 +241,11 @@ impl Infer<'_> {
                 self.cond(ct);
             }
             Stmt::For {
-                var, counter, iter, body, ..
+                var,
+                counter,
+                iter,
+                body,
+                ..
             } => {
                 let vt = self.t.var_ty[id][*var];
                 match iter {
@@ -394,7 +412,11 @@ impl Infer<'_> {
                     self.t.value_used.insert(e.id);
                     let res = self.t.store.fresh();
                     for src in [at, bt].into_iter().flatten() {
-                        self.deferred.push(Deferred::Join { dst: res, src, at: format!("{} line {}", f.name, e.pos.line) });
+                        self.deferred.push(Deferred::Join {
+                            dst: res,
+                            src,
+                            at: format!("{} line {}", f.name, e.pos.line),
+                        });
                     }
                     res
                 } else {
@@ -407,7 +429,11 @@ impl Infer<'_> {
                     self.t.value_used.insert(e.id);
                     let res = self.t.store.fresh();
                     if let Some(src) = bt {
-                        self.deferred.push(Deferred::Join { dst: res, src, at: format!("{} line {}", f.name, e.pos.line) });
+                        self.deferred.push(Deferred::Join {
+                            dst: res,
+                            src,
+                            at: format!("{} line {}", f.name, e.pos.line),
+                        });
                     }
                     res
                 } else {
@@ -478,13 +504,15 @@ impl Infer<'_> {
             }
             Shape::Rec(_) => self.t.store.field(cur, name).expect("a record"),
             _ => {
-                self.t.store.make_dyn(cur, &format!("property '{name}' of something that is not a map"));
+                self.t
+                    .store
+                    .make_dyn(cur, &format!("property '{name}' of something that is not a map"));
                 self.t.store.make(Shape::Dyn)
             }
         }
     }
 
-    fn lit_str<'e>(e: &'e Expr) -> Option<&'e str> {
+    fn lit_str(e: &Expr) -> Option<&str> {
         match &e.kind {
             Kind::Str(s) => Some(s),
             _ => None,
@@ -512,7 +540,11 @@ impl Infer<'_> {
             for (a, &p) in args.iter().zip(&self.funcs[target].params) {
                 let at = self.expr(id, f, a, true)?;
                 let pt = self.t.var_ty[target][p];
-                self.deferred.push(Deferred::Join { dst: pt, src: at, at: format!("a call of {name} ({} line {})", f.name, e.pos.line) });
+                self.deferred.push(Deferred::Join {
+                    dst: pt,
+                    src: at,
+                    at: format!("a call of {name} ({} line {})", f.name, e.pos.line),
+                });
             }
             self.t.callee.insert(e.id, Callee::Script(target));
             return Ok(self.t.ret_ty[target]);
@@ -685,7 +717,10 @@ impl Infer<'_> {
                 return Err(self.err(
                     f,
                     e.pos,
-                    format!("no script function or native '{name}' taking {} argument(s)", args.len()),
+                    format!(
+                        "no script function or native '{name}' taking {} argument(s)",
+                        args.len()
+                    ),
                 ))
             }
         })
@@ -693,10 +728,18 @@ impl Infer<'_> {
 
     fn continuation(&mut self, f: &Func, then: &Expr, outcome: Scalar) -> Result<(), CompileError> {
         let Some(name) = Self::lit_str(then) else {
-            return Err(self.err(f, then.pos, "the continuation must be a function name written as a string"));
+            return Err(self.err(
+                f,
+                then.pos,
+                "the continuation must be a function name written as a string",
+            ));
         };
         let Some(&target) = self.rule_fns.get(&(name.to_string(), 1)) else {
-            return Err(self.err(f, then.pos, format!("no script function '{name}' taking 1 argument to receive the outcomes")));
+            return Err(self.err(
+                f,
+                then.pos,
+                format!("no script function '{name}' taking 1 argument to receive the outcomes"),
+            ));
         };
         let el = match outcome {
             Scalar::Int => self.int(),
@@ -719,10 +762,18 @@ impl Infer<'_> {
     /// tuple, each position typed by the hook's parameters.
     fn card_hook(&mut self, id: FnId, f: &Func, e: &Expr, args: &[Expr]) -> Result<Ty, CompileError> {
         if args.len() != 4 {
-            return Err(self.err(f, e.pos, "card_hook takes a deck, a card id, a hook name and an array of arguments"));
+            return Err(self.err(
+                f,
+                e.pos,
+                "card_hook takes a deck, a card id, a hook name and an array of arguments",
+            ));
         }
         let (Some(deck), Some(hook)) = (Self::lit_str(&args[0]), Self::lit_str(&args[2])) else {
-            return Err(self.err(f, e.pos, "card_hook: the compiler needs the deck and hook names written as strings"));
+            return Err(self.err(
+                f,
+                e.pos,
+                "card_hook: the compiler needs the deck and hook names written as strings",
+            ));
         };
         let Some(d) = self.facts.decks.iter().position(|x| x.name == deck) else {
             // An unknown deck fails at run time, as in the interpreter.
@@ -749,7 +800,11 @@ impl Infer<'_> {
             self.unify_with(idt, Shape::Str, "a card id is a string");
         }
         let Kind::Array(items) = &args[3].kind else {
-            return Err(self.err(f, args[3].pos, "card_hook: write the hook's arguments as an array literal [..]"));
+            return Err(self.err(
+                f,
+                args[3].pos,
+                "card_hook: write the hook's arguments as an array literal [..]",
+            ));
         };
         let mut item_ty = Vec::new();
         for x in items {
@@ -760,15 +815,27 @@ impl Infer<'_> {
         let res = self.t.store.fresh();
         // A card without the hook gives ().
         let u = self.unit();
-        self.deferred.push(Deferred::Join { dst: res, src: u, at: format!("card_hook, line {}", e.pos.line) });
+        self.deferred.push(Deferred::Join {
+            dst: res,
+            src: u,
+            at: format!("card_hook, line {}", e.pos.line),
+        });
         for c in 0..self.facts.decks[d].cards.len() {
             if let Some(&target) = self.card_fns.get(&(d, c, hook.to_string(), items.len())) {
                 for (i, &p) in self.funcs[target].params.iter().enumerate() {
                     let pt = self.t.var_ty[target][p];
-                    self.deferred.push(Deferred::Join { dst: pt, src: item_ty[i], at: format!("card_hook {hook} ({} line {})", f.name, e.pos.line) });
+                    self.deferred.push(Deferred::Join {
+                        dst: pt,
+                        src: item_ty[i],
+                        at: format!("card_hook {hook} ({} line {})", f.name, e.pos.line),
+                    });
                 }
                 let rt = self.t.ret_ty[target];
-                self.deferred.push(Deferred::Join { dst: res, src: rt, at: format!("card_hook, line {}", e.pos.line) });
+                self.deferred.push(Deferred::Join {
+                    dst: res,
+                    src: rt,
+                    at: format!("card_hook, line {}", e.pos.line),
+                });
             }
         }
         Ok(res)
@@ -969,11 +1036,10 @@ impl Infer<'_> {
                         // Only once nothing else decides: comparing is weak
                         // evidence that two values have one type.
                         let open = sa == Shape::Unknown || sb == Shape::Unknown;
-                        if defaults && open && self.t.store.find(a) != self.t.store.find(b) {
-                            if sa != Shape::Dyn && sb != Shape::Dyn {
-                                self.t.store.unify(a, b, "values compared");
-                                changed = true;
-                            }
+                        let neither_dyn = sa != Shape::Dyn && sb != Shape::Dyn;
+                        if defaults && open && neither_dyn && self.t.store.find(a) != self.t.store.find(b) {
+                            self.t.store.unify(a, b, "values compared");
+                            changed = true;
                         }
                     }
                 }

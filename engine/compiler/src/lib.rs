@@ -13,11 +13,11 @@
 
 pub mod build;
 pub mod emit;
+pub mod from_variant;
 pub mod infer;
 pub mod ir;
 pub mod lower;
 pub mod types;
-pub mod from_variant;
 
 use ir::{FnId, Func, Owner};
 use std::collections::HashMap;
@@ -246,8 +246,7 @@ fn explain(facts: &Facts, funcs: &[Func], t: &mut infer::Typed) -> Vec<Fallback>
     // Fields of `this` and other records.
     let this = t.this_ty;
     if let Some(r) = t.store.rec_id(this) {
-        let fields: Vec<(String, types::Ty)> =
-            t.store.recs[r].fields.iter().map(|(k, f)| (k.clone(), f.ty)).collect();
+        let fields: Vec<(String, types::Ty)> = t.store.recs[r].fields.iter().map(|(k, f)| (k.clone(), f.ty)).collect();
         for (k, ty) in fields {
             if t.store.is_dyn(ty) {
                 let root = t.store.find(ty);

@@ -165,7 +165,10 @@ impl Lower<'_> {
                 let value = self.expr(&bin.rhs)?;
                 let place = self.expr(&bin.lhs)?;
                 if !place.is_place() {
-                    return Err(self.err(op.position(), "the left side of an assignment must be a variable or a path"));
+                    return Err(self.err(
+                        op.position(),
+                        "the left side of an assignment must be a variable or a path",
+                    ));
                 }
                 let op_kind = match op.get_op_assignment_info() {
                     None => None,
@@ -240,7 +243,9 @@ impl Lower<'_> {
                 };
                 Stmt::Return(v, pos_of(*pos))
             }
-            RStmt::Switch(_, pos) => return Err(self.err(*pos, "switch is not supported by the compiler yet (use if/else)")),
+            RStmt::Switch(_, pos) => {
+                return Err(self.err(*pos, "switch is not supported by the compiler yet (use if/else)"))
+            }
             RStmt::TryCatch(_, pos) => return Err(self.err(*pos, "try/catch is not supported by the compiler")),
             other => return Err(self.err(other.position(), "this statement is not supported by the compiler")),
         }))
@@ -412,7 +417,9 @@ impl Lower<'_> {
                 }
             } else {
                 let (first, next) = match rhs {
-                    RExpr::Dot(y, f, _) | RExpr::Index(y, f, _) => (&y.lhs, Some((y, *f, matches!(rhs, RExpr::Index(..))))),
+                    RExpr::Dot(y, f, _) | RExpr::Index(y, f, _) => {
+                        (&y.lhs, Some((y, *f, matches!(rhs, RExpr::Index(..)))))
+                    }
                     other => (other, None),
                 };
                 match first {

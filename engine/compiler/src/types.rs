@@ -59,7 +59,16 @@ impl Store {
 
     pub fn make(&mut self, s: Shape) -> Ty {
         if s == Shape::Dyn && std::env::var_os("RULESMITH_DEBUG_DYN").is_some() {
-            eprintln!("new dyn at {}", std::backtrace::Backtrace::force_capture().to_string().lines().filter(|l| l.contains("rulesmith_compiler::")).take(3).collect::<Vec<_>>().join(" / "));
+            eprintln!(
+                "new dyn at {}",
+                std::backtrace::Backtrace::force_capture()
+                    .to_string()
+                    .lines()
+                    .filter(|l| l.contains("rulesmith_compiler::"))
+                    .take(3)
+                    .collect::<Vec<_>>()
+                    .join(" / ")
+            );
         }
         let t = self.parent.len();
         self.parent.push(t);
@@ -180,7 +189,17 @@ impl Store {
             (x, y) if x == y => self.parent[rb] = ra,
             (x, y) => {
                 if std::env::var_os("RULESMITH_DEBUG_DYN").is_some() {
-                    eprintln!("conflict {x:?} {y:?} {why} near {} at {}", DEBUG_AT.with(|d| d.borrow().clone()), std::backtrace::Backtrace::force_capture().to_string().lines().filter(|l| l.contains("rulesmith_compiler::infer")).take(4).collect::<Vec<_>>().join(" / "));
+                    eprintln!(
+                        "conflict {x:?} {y:?} {why} near {} at {}",
+                        DEBUG_AT.with(|d| d.borrow().clone()),
+                        std::backtrace::Backtrace::force_capture()
+                            .to_string()
+                            .lines()
+                            .filter(|l| l.contains("rulesmith_compiler::infer"))
+                            .take(4)
+                            .collect::<Vec<_>>()
+                            .join(" / ")
+                    );
                 }
                 let why = format!("{why}: {} meets {}", self.describe_shape(&x), self.describe_shape(&y));
                 self.make_dyn(ra, &why);
@@ -218,7 +237,13 @@ impl Store {
                     self.unify(mine.ty, f.ty, why);
                 }
                 None => {
-                    self.recs[x].fields.insert(k, Field { ty: f.ty, always: false });
+                    self.recs[x].fields.insert(
+                        k,
+                        Field {
+                            ty: f.ty,
+                            always: false,
+                        },
+                    );
                 }
             }
         }
@@ -232,7 +257,9 @@ impl Store {
             return Some(f.ty);
         }
         let ft = self.fresh();
-        self.recs[r].fields.insert(name.to_string(), Field { ty: ft, always: false });
+        self.recs[r]
+            .fields
+            .insert(name.to_string(), Field { ty: ft, always: false });
         Some(ft)
     }
 

@@ -29,6 +29,9 @@ pub struct Template {
     pub name: String,
     pub text: String,
     parts: Vec<Part>,
+    /// Per slot, the first value that does not fit (values start at 0):
+    /// checked for every legal action added, so worked out once.
+    bounds: Vec<i64>,
 }
 
 impl Template {
@@ -76,16 +79,25 @@ impl Template {
                 "an action carries at most {MAX_ARGS} values, {text:?} has {arity}"
             ));
         }
+        let bounds = parts
+            .iter()
+            .filter_map(|p| match p {
+                Part::Slot(SlotType::Enum { values, .. }) => Some(values.len() as i64),
+                Part::Slot(SlotType::Int | SlotType::Seat) => Some(i32::MAX as i64 + 1),
+                Part::Lit(_) => None,
+            })
+            .collect();
         Ok(Template {
             name: name.to_string(),
             text: normalized,
             parts,
+            bounds,
         })
     }
 
     /// Number of values the template carries.
     pub fn arity(&self) -> usize {
-        self.parts.iter().filter(|p| matches!(p, Part::Slot(_))).count()
+        self.bounds.len()
     }
 
     /// The slot types, in order.
@@ -98,7 +110,17 @@ impl Template {
 
     /// Checks that `values` fit the slots (enumeration indices in range,
     /// numbers and seats not negative).
+    #[inline]
     pub fn check_values(&self, values: &[i64]) -> Result<(), String> {
+        if values.len() == self.bounds.len() && values.iter().zip(&self.bounds).all(|(&v, &b)| v >= 0 && v < b) {
+            return Ok(());
+        }
+        self.explain_values(values)
+    }
+
+    /// Why `values` do not fit (see [`Template::check_values`]).
+    #[cold]
+    fn explain_values(&self, values: &[i64]) -> Result<(), String> {
         if values.len() != self.arity() {
             return Err(format!(
                 "action '{}' ({}) takes {} value(s), got {}",

@@ -116,7 +116,10 @@ fn one_game(
                 }
                 let (ta, tb) = (a.texts(&la), b.texts(&lb));
                 if ta != tb {
-                    return Err(diverged(format!("legal actions of P{}:\n  {ta:?}\nvs\n  {tb:?}", x + 1), &record));
+                    return Err(diverged(
+                        format!("legal actions of P{}:\n  {ta:?}\nvs\n  {tb:?}", x + 1),
+                        &record,
+                    ));
                 }
                 let k = rng::below(&mut r, la.len() as u32) as usize;
                 record.decision(x, ta[k].clone());
@@ -155,7 +158,10 @@ fn one_game(
         return Err(diverged("returns differ".into(), &record));
     }
     if sa.is_terminal() {
-        let (x, y) = (a.labels(&sa).map_err(|e| e.to_string()), b.labels(&sb).map_err(|e| e.to_string()));
+        let (x, y) = (
+            a.labels(&sa).map_err(|e| e.to_string()),
+            b.labels(&sb).map_err(|e| e.to_string()),
+        );
         if x != y {
             return Err(diverged(format!("labels: {x:?} vs {y:?}"), &record));
         }
@@ -171,22 +177,34 @@ fn views(a: &Game, b: &Game, sa: &State, sb: &State) -> Result<(), String> {
     let seats = sa.core.seats;
     let viewers = std::iter::once(None).chain((0..seats).map(Some));
     for v in viewers {
-        let (x, y) = (a.summary(sa, v).map_err(|e| e.to_string()), b.summary(sb, v).map_err(|e| e.to_string()));
+        let (x, y) = (
+            a.summary(sa, v).map_err(|e| e.to_string()),
+            b.summary(sb, v).map_err(|e| e.to_string()),
+        );
         if x != y {
             return Err(format!("summary for {v:?}:\n  {x:?}\nvs\n  {y:?}"));
         }
-        let (x, y) = (a.render(sa, v).map_err(|e| e.to_string()), b.render(sb, v).map_err(|e| e.to_string()));
+        let (x, y) = (
+            a.render(sa, v).map_err(|e| e.to_string()),
+            b.render(sb, v).map_err(|e| e.to_string()),
+        );
         if x != y {
             return Err(format!("render for {v:?}:\n{x:?}\nvs\n{y:?}"));
         }
     }
     for s in 0..seats {
-        let (x, y) = (a.evaluate(sa, s).map_err(|e| e.to_string()), b.evaluate(sb, s).map_err(|e| e.to_string()));
+        let (x, y) = (
+            a.evaluate(sa, s).map_err(|e| e.to_string()),
+            b.evaluate(sb, s).map_err(|e| e.to_string()),
+        );
         if x != y {
             return Err(format!("evaluate for P{}: {x:?} vs {y:?}", s + 1));
         }
     }
-    let (x, y) = (a.broken_invariants(sa).map_err(|e| e.to_string()), b.broken_invariants(sb).map_err(|e| e.to_string()));
+    let (x, y) = (
+        a.broken_invariants(sa).map_err(|e| e.to_string()),
+        b.broken_invariants(sb).map_err(|e| e.to_string()),
+    );
     if x != y {
         return Err(format!("invariants: {x:?} vs {y:?}"));
     }

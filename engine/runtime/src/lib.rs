@@ -97,11 +97,15 @@ impl Domain<'_> {
     }
 
     /// Appends choice `k`'s values to `out`.
-    fn push(&self, k: usize, out: &mut Vec<i64>) -> Result<(), String> {
+    fn push(&self, k: usize, out: &mut Vals) -> Result<(), String> {
         match self {
             Domain::One(x) => out.push(*x),
             Domain::Ints(v) => out.push(v[k]),
-            Domain::Tuples(v) => out.extend_from_slice(&v[k]),
+            Domain::Tuples(v) => {
+                for &x in &v[k] {
+                    out.push(x);
+                }
+            }
             Domain::Dyn(Value::Int(x)) => out.push(*x),
             Domain::Dyn(Value::Arr(a)) => match &a[k] {
                 Value::Int(x) => out.push(*x),
@@ -128,6 +132,28 @@ impl Domain<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// The values of one combination being built: too many is an error the
+/// action's template reports (it takes fewer values).
+#[derive(Default)]
+struct Vals {
+    buf: [i64; rulesmith_core::state::MAX_ARGS + 1],
+    len: usize,
+}
+
+impl Vals {
+    fn push(&mut self, x: i64) {
+        if self.len < self.buf.len() {
+            self.buf[self.len] = x;
+        }
+        self.len += 1;
+    }
+
+    fn as_slice(&self) -> &[i64] {
+        // Past the buffer, a slice one too long: the template rejects it.
+        &self.buf[..self.len.min(self.buf.len())]
     }
 }
 
@@ -331,19 +357,25 @@ impl Rt<'_> {
     }
 
     /// Every combination of the domains, the first varying slowest.
+    /// Allocation-free: an action has at most `MAX_ARGS` values, so the
+    /// odometer and the values fit in small arrays.
     pub fn add_all(&mut self, kind: usize, domains: &[Domain<'_>]) -> Result<(), String> {
+        const MAX: usize = rulesmith_core::state::MAX_ARGS;
         if domains.iter().any(|d| d.len() == 0) {
             return Ok(());
         }
-        let mut index = vec![0usize; domains.len()];
-        let mut values = Vec::with_capacity(8);
+        if domains.len() > MAX {
+            return Err(format!("add_all: at most {MAX} domains, got {}", domains.len()));
+        }
+        let mut index = [0usize; MAX];
+        let mut values = Vals::default();
         loop {
-            values.clear();
+            values.len = 0;
             for (d, &k) in domains.iter().zip(&index) {
                 d.push(k, &mut values)?;
             }
-            self.add(kind, &values)?;
-            let mut pos = index.len();
+            self.add(kind, values.as_slice())?;
+            let mut pos = domains.len();
             loop {
                 if pos == 0 {
                     return Ok(());
@@ -364,7 +396,10 @@ impl Rt<'_> {
                 let ds: Vec<Domain<'_>> = a.iter().map(Domain::Dyn).collect();
                 self.add_all(kind, &ds)
             }
-            other => Err(format!("add_all: the domains must be an array, not {}", other.type_name())),
+            other => Err(format!(
+                "add_all: the domains must be an array, not {}",
+                other.type_name()
+            )),
         }
     }
 
@@ -604,7 +639,9 @@ impl<C: CompiledRules> Rules for Compiled<C> {
         for (i, &n) in c.functions.iter().enumerate() {
             if n > 0 {
                 if let Some(name) = names.get(i) {
-                    out.entry(name.to_string()).or_insert_with(FunctionProfile::default).calls += n;
+                    out.entry(name.to_string())
+                        .or_insert_with(FunctionProfile::default)
+                        .calls += n;
                 }
             }
         }

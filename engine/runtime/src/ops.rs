@@ -350,10 +350,16 @@ pub fn vin(needle: &Value, hay: &Value) -> R<bool> {
         Value::Arr(a) => Ok(a.contains(needle)),
         Value::Map(m) => match needle {
             Value::Str(k) => Ok(m.contains_key(k)),
-            other => Err(Fail::new(format!("a map's keys are strings, not {}", other.type_name()))),
+            other => Err(Fail::new(format!(
+                "a map's keys are strings, not {}",
+                other.type_name()
+            ))),
         },
         Value::Str(s) => Ok(str_contains(s, needle)),
-        other => Err(Fail::new(format!("'in' needs an array, a map or a string, not {}", other.type_name()))),
+        other => Err(Fail::new(format!(
+            "'in' needs an array, a map or a string, not {}",
+            other.type_name()
+        ))),
     }
 }
 
@@ -389,10 +395,12 @@ pub fn vset_field(v: &mut Value, key: &'static str, value: impl ToValue) -> R<()
 pub fn vindex<'a>(v: &'a Value, i: &Value) -> R<&'a Value> {
     match (v, i) {
         (Value::Arr(a), Value::Int(i)) => get(a, *i),
-        (Value::Map(m), Value::Str(k)) => m
-            .get(k)
-            .ok_or_else(|| Fail::new(format!("Property not found: {k}"))),
-        (v, i) => Err(Fail::new(format!("cannot index {} by {}", v.type_name(), i.type_name()))),
+        (Value::Map(m), Value::Str(k)) => m.get(k).ok_or_else(|| Fail::new(format!("Property not found: {k}"))),
+        (v, i) => Err(Fail::new(format!(
+            "cannot index {} by {}",
+            v.type_name(),
+            i.type_name()
+        ))),
     }
 }
 
@@ -400,7 +408,11 @@ pub fn vindex_mut<'a>(v: &'a mut Value, i: &Value) -> R<&'a mut Value> {
     match (v, i) {
         (Value::Arr(a), Value::Int(i)) => get_mut(a, *i),
         (Value::Map(m), Value::Str(k)) => Ok(m.entry(k.clone()).or_default()),
-        (v, i) => Err(Fail::new(format!("cannot index {} by {}", v.type_name(), i.type_name()))),
+        (v, i) => Err(Fail::new(format!(
+            "cannot index {} by {}",
+            v.type_name(),
+            i.type_name()
+        ))),
     }
 }
 

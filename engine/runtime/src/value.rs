@@ -131,9 +131,9 @@ impl Value {
             Value::Bool(b) => (*b).into(),
             Value::Str(s) => s.as_str().into(),
             Value::Arr(a) => serde_json::Value::Array(a.iter().map(Value::to_json).collect()),
-            Value::Map(m) => serde_json::Value::Object(
-                m.iter().map(|(k, v)| (k.as_str().to_string(), v.to_json())).collect(),
-            ),
+            Value::Map(m) => {
+                serde_json::Value::Object(m.iter().map(|(k, v)| (k.as_str().to_string(), v.to_json())).collect())
+            }
         }
     }
 

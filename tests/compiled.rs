@@ -1,0 +1,169 @@
+//! The compiled engine against the interpreter, its oracle.
+//!
+//! `rulesmith compile VARIANT --verify N` builds the variant's rules into
+//! the compiled binary (the first build also builds the engine, in release
+//! mode: minutes; each later one seconds) and plays N random games per
+//! player count on both engines in lockstep, comparing every legal list,
+//! every seat's summary and render, invariants, evaluations, counters,
+//! labels and the records; `--records DIR` also replays every scenario
+//! record on both and compares the states reached and the legal lists.
+
+mod common;
+
+use common::{root, rulesmith};
+
+fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Every shipped variant: random games at every player count, and the
+/// scenario records where the variant has them.
+#[test]
+fn every_shipped_variant_plays_identically_compiled() {
+    let cases = [
+        ("sirius-basic", "150"),
+        ("sirius-lifeboats", "100"),
+        ("sirius-multiplayer", "30"),
+        ("sirius-advanced", "15"),
+        ("sirius-custom-cards", "100"),
+        ("examples/broken-repair", "60"),
+    ];
+    for (variant, games) in cases {
+        let path = format!("variants/{variant}");
+        let records = format!("tests/records/{variant}");
+        let mut args = vec!["compile", path.as_str(), "--verify", games];
+        if root().join(&records).is_dir() {
+            args.extend(["--records", records.as_str()]);
+        }
+        let o = rulesmith(&args);
+        let out = stdout(&o);
+        assert_eq!(o.status.code(), Some(0), "{variant}: {out}\n{}", stderr(&o));
+        assert!(out.contains(": identical"), "{variant}: {out}");
+        if root().join(&records).is_dir() {
+            assert!(out.contains("records replayed identically"), "{variant}: {out}");
+        }
+    }
+}
+
+/// Simulation results do not depend on the engine: the same seed gives the
+/// same JSON, bots and counters included.
+#[test]
+fn simulate_gives_the_same_results_on_both_engines() {
+    let run = |engine: &str| {
+        let o = rulesmith(&[
+            "simulate",
+            "variants/sirius-lifeboats",
+            "--games",
+            "40",
+            "--bots",
+            "greedy,random",
+            "--seed",
+            "9",
+            "--json",
+            "--engine",
+            engine,
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{engine}: {}", stderr(&o));
+        let mut v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+        // The run's time is the one thing that differs.
+        v.as_object_mut().unwrap().remove("seconds");
+        v
+    };
+    let (a, b) = (run("interpreted"), run("compiled"));
+    assert_eq!(a["summary"]["games"], 40, "{a}");
+    assert_eq!(a, b);
+}
+
+/// The fuzzer finds the broken example with compiled rules too.
+#[test]
+fn fuzz_finds_the_broken_repair_with_compiled_rules() {
+    let o = rulesmith(&[
+        "fuzz",
+        "variants/examples/broken-repair",
+        "--engine",
+        "compiled",
+        "--seed",
+        "3",
+        "--out",
+        std::env::temp_dir()
+            .join(format!("rulesmith-compiled-fuzz-{}.record", std::process::id()))
+            .to_str()
+            .unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}\n{}", stdout(&o), stderr(&o));
+    let text = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(text.contains("power_in_range"), "{text}");
+}
+
+/// A script that fails in compiled code is reported at the script's own
+/// file, function and line, as the interpreter reports it.
+#[test]
+fn a_failing_compiled_script_names_its_file_function_and_line() {
+    let o = rulesmith(&[
+        "simulate",
+        "tests/sandbox/bad-evaluate",
+        "--bots",
+        "greedy",
+        "--games",
+        "2",
+        "--engine",
+        "compiled",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let e = stderr(&o);
+    assert!(e.contains("rules.rhai:18"), "{e}");
+    assert!(e.contains("evaluate"), "{e}");
+    assert!(e.contains("Division by zero"), "{e}");
+}
+
+/// Without a Rust toolchain the commands that prefer compiled rules say so
+/// in one line and run the interpreter; asking for compiled rules is an error.
+#[test]
+fn without_a_toolchain_the_interpreter_runs_with_a_notice() {
+    let empty = std::env::temp_dir().join(format!("rulesmith-no-cargo-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_rulesmith"))
+            .args(args)
+            .current_dir(root())
+            .env("PATH", &empty)
+            .env("RULESMITH_CACHE", empty.join("cache"))
+            .output()
+            .expect("runs")
+    };
+    let o = run(&["simulate", "variants/sirius-basic", "--games", "3"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("no Rust toolchain") && e.contains("interpreted"), "{e}");
+    assert_eq!(e.lines().filter(|l| l.contains("toolchain")).count(), 1, "{e}");
+    let o = run(&[
+        "simulate",
+        "variants/sirius-basic",
+        "--games",
+        "3",
+        "--engine",
+        "compiled",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("--engine compiled: no Rust toolchain"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// `--explain` lists what stays dynamic, with the place and the reason.
+#[test]
+fn explain_lists_the_dynamic_values_and_why() {
+    let o = rulesmith(&["compile", "variants/sirius-custom-cards", "--explain", "--no-build"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("functions translated"), "{out}");
+    // die_against returns a card's number or (): an option, kept dynamic.
+    assert!(out.contains("fire.rhai"), "{out}");
+    assert!(out.contains("die_against: the return value is dynamic"), "{out}");
+}
