@@ -119,9 +119,14 @@ pub fn run(args: Args) -> Result<(), Failure> {
         speed.counts.chance,
         speed.seconds
     );
-    crate::outln!(
-        "  {decisions_per_second:.0} decisions/s, {games_per_second:.1} games/s, {per_decision:.0} Rhai operations per decision\n"
-    );
+    if engine == crate::engine::Engine::Compiled {
+        // Compiled rules count calls, not Rhai operations.
+        crate::outln!("  {decisions_per_second:.0} decisions/s, {games_per_second:.1} games/s\n");
+    } else {
+        crate::outln!(
+            "  {decisions_per_second:.0} decisions/s, {games_per_second:.1} games/s, {per_decision:.0} Rhai operations per decision\n"
+        );
+    }
     crate::outln!(
         "{:<32} {:>9} {:>7} {:>9} {:>9}",
         "script function (profiled run)",

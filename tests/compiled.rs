@@ -167,3 +167,22 @@ fn explain_lists_the_dynamic_values_and_why() {
     assert!(out.contains("fire.rhai"), "{out}");
     assert!(out.contains("die_against: the return value is dynamic"), "{out}");
 }
+
+/// `profile` measures compiled rules too, and says which engine it ran.
+#[test]
+fn profile_runs_compiled_rules_and_says_so() {
+    let o = rulesmith(&[
+        "profile",
+        "variants/sirius-basic",
+        "--games",
+        "50",
+        "--engine",
+        "compiled",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("compiled rules"), "{out}");
+    assert!(out.contains("decisions/s"), "{out}");
+    // Call counts come from the compiled functions themselves.
+    assert!(out.contains("maneuver_legal"), "{out}");
+}

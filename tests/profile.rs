@@ -6,7 +6,8 @@ use common::rulesmith;
 use serde_json::Value;
 
 fn profile(args: &[&str]) -> Value {
-    let mut all = vec!["profile"];
+    // Rhai's operation counts are the interpreter's: profile it.
+    let mut all = vec!["profile", "--engine", "interpreted"];
     all.extend_from_slice(args);
     all.push("--json");
     let o = rulesmith(&all);
