@@ -73,7 +73,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
         .sum();
     let elapsed = measured.seconds * 1e9;
     let mut rows: Vec<(&String, &FunctionProfile)> = profile.iter().collect();
-    rows.sort_by(|a, b| b.1.nanos.cmp(&a.1.nanos).then(a.0.cmp(b.0)));
+    // Most time first; compiled rules are not timed per function, so there
+    // the most called come first.
+    rows.sort_by(|a, b| (b.1.nanos, b.1.calls).cmp(&(a.1.nanos, a.1.calls)).then(a.0.cmp(b.0)));
     let decisions_per_second = speed.counts.decisions as f64 / speed.seconds;
     let games_per_second = args.games as f64 / speed.seconds;
     if args.json {

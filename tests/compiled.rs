@@ -183,6 +183,7 @@ fn profile_runs_compiled_rules_and_says_so() {
     let out = stdout(&o);
     assert!(out.contains("compiled rules"), "{out}");
     assert!(out.contains("decisions/s"), "{out}");
-    // Call counts come from the compiled functions themselves.
-    assert!(out.contains("maneuver_legal"), "{out}");
+    // Call counts come from the compiled functions themselves: the most
+    // called function of a Sirius game is a helper of the fire step.
+    assert!(out.contains("weapon_cost"), "{out}");
 }
