@@ -103,6 +103,8 @@ fn fuzz_finds_the_broken_repair_with_compiled_rules() {
 /// file, function and line, as the interpreter reports it.
 #[test]
 fn a_failing_compiled_script_names_its_file_function_and_line() {
+    // The failing game's record goes to a scratch folder, not the repository.
+    let failures = std::env::temp_dir().join(format!("rulesmith-compiled-failures-{}", std::process::id()));
     let o = rulesmith(&[
         "simulate",
         "tests/sandbox/bad-evaluate",
@@ -112,6 +114,8 @@ fn a_failing_compiled_script_names_its_file_function_and_line() {
         "2",
         "--engine",
         "compiled",
+        "--failures",
+        failures.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     let e = stderr(&o);
