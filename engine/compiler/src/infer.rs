@@ -15,6 +15,79 @@ use crate::types::{Field, Shape, Store, Ty};
 use crate::{CompileError, Facts, Scalar};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+/// Every engine native and built-in function the compiler translates by
+/// name (besides the script's own functions and `card_hook`). The list is
+/// the gate: `docs/compiler.md` lists the same names, and a test keeps the
+/// two equal, so the documented subset is the implemented one.
+pub const NATIVES: &[&str] = &[
+    "active",
+    "actor",
+    "add",
+    "add_all",
+    "at_least",
+    "card",
+    "card_hook",
+    "card_ids",
+    "debug",
+    "deck_left",
+    "distinct",
+    "draw",
+    "draw_game",
+    "draw_secret",
+    "eliminate",
+    "end_turn",
+    "enter_step",
+    "grid_compact",
+    "grid_place",
+    "grid_slots",
+    "has_deck",
+    "in_play",
+    "is_out",
+    "mark",
+    "max",
+    "min",
+    "narrate",
+    "param",
+    "print",
+    "reveal",
+    "roll",
+    "seats",
+    "set_actor",
+    "show_moves",
+    "start_turns",
+    "stat",
+    "status",
+    "step",
+    "to_string",
+    "turn",
+    "type_of",
+    "win",
+    "winner",
+];
+
+/// The built-in methods of arrays, strings, maps and numbers the compiler
+/// translates (also callable as functions: `len(a)`); kept equal to
+/// `docs/compiler.md` by the same test.
+pub const METHODS: &[&str] = &[
+    "abs",
+    "clear",
+    "contains",
+    "index_of",
+    "insert",
+    "is_empty",
+    "len",
+    "pop",
+    "push",
+    "remove",
+    "reverse",
+    "shift",
+    "sign",
+    "sort",
+    "to_string",
+    "truncate",
+    "type_of",
+];
+
 /// What a call by name turned out to be.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Callee {
@@ -843,6 +916,15 @@ impl Infer<'_> {
 
     /// Built-in methods of arrays, strings, maps and numbers.
     fn method(&mut self, f: &Func, pos: Pos, recv: Ty, name: &str, args: &[Ty]) -> Result<Ty, CompileError> {
+        if !METHODS.contains(&name) {
+            return Err(CompileError {
+                file: self.facts.files[f.file].0.clone(),
+                pos,
+                message: format!(
+                    "'{name}' is not a function or method the compiler translates (docs/compiler.md lists them)"
+                ),
+            });
+        }
         let (int, bool_, str_, unit) = (self.int(), self.bool_(), self.str_(), self.unit());
         if self.t.store.is_dyn(recv) {
             return Ok(match name {
@@ -1151,4 +1233,41 @@ fn assigns_in_exprs(e: &Expr) -> bool {
         _ => {}
     });
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{METHODS, NATIVES};
+
+    /// The names `docs/compiler.md` lists in its tables of natives and
+    /// methods, in backticks, as the table rows write them.
+    fn documented(section: &str) -> Vec<String> {
+        let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/compiler.md"))
+            .expect("docs/compiler.md");
+        let start = doc
+            .find(section)
+            .unwrap_or_else(|| panic!("docs/compiler.md has no '{section}'"));
+        let rest = &doc[start + section.len()..];
+        let end = rest.find("\n## ").unwrap_or(rest.len());
+        let mut names: Vec<String> = rest[..end]
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .filter(|w| w.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+            .map(str::to_string)
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    #[test]
+    fn the_documented_subset_is_the_translated_one() {
+        let mut natives: Vec<String> = NATIVES.iter().map(|s| s.to_string()).collect();
+        natives.sort();
+        assert_eq!(documented("## Natives the compiler translates"), natives);
+        let mut methods: Vec<String> = METHODS.iter().map(|s| s.to_string()).collect();
+        methods.sort();
+        assert_eq!(documented("## Methods the compiler translates"), methods);
+    }
 }
