@@ -51,12 +51,10 @@ pub fn key(fingerprints: &[&str]) -> String {
     if fps.len() == 1 {
         return fps[0].to_string();
     }
-    // FNV-1a of the joined keys: short, and stable across machines.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in fps.join("+").bytes() {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x100_0000_01b3);
-    }
+    // Short, and stable across machines.
+    let mut h = crate::Fnv::default();
+    std::hash::Hasher::write(&mut h, fps.join("+").as_bytes());
+    let h = std::hash::Hasher::finish(&h);
     format!("{h:016x}")
 }
 

@@ -88,23 +88,8 @@ impl Facts {
     /// values or card data), with the compiler's version: the build cache
     /// is keyed by it.
     pub fn fingerprint(&self) -> String {
-        use std::hash::{Hash, Hasher};
-        // FNV-1a over the Debug-free hash stream: stable across runs and
-        // machines (std's SipHash keys are fixed at zero in DefaultHasher::new,
-        // but its algorithm is not promised; FNV is ours).
-        struct Fnv(u64);
-        impl Hasher for Fnv {
-            fn finish(&self) -> u64 {
-                self.0
-            }
-            fn write(&mut self, bytes: &[u8]) {
-                for b in bytes {
-                    self.0 ^= *b as u64;
-                    self.0 = self.0.wrapping_mul(0x100_0000_01b3);
-                }
-            }
-        }
-        let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+        use std::hash::Hash;
+        let mut h = Fnv::default();
         env!("CARGO_PKG_VERSION").hash(&mut h);
         COMPILER_REVISION.hash(&mut h);
         // Paths are not part of the key: the same scripts elsewhere are the
@@ -121,7 +106,29 @@ impl Facts {
         (&self.setup, &self.turn_start, &self.turn_end).hash(&mut h);
         (&self.summary, &self.render, &self.evaluate, &self.labels).hash(&mut h);
         self.invariants.hash(&mut h);
-        format!("{:016x}", h.finish())
+        format!("{:016x}", std::hash::Hasher::finish(&h))
+    }
+}
+
+/// FNV-1a: the cache keys' hash. Ours, so that a key is the same on every
+/// machine and Rust version (std promises no algorithm for its hasher).
+pub(crate) struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 ^= *b as u64;
+            self.0 = self.0.wrapping_mul(0x100_0000_01b3);
+        }
     }
 }
 

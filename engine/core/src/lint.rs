@@ -17,7 +17,7 @@
 //! Names computed at run time are not checked. A deck name that also
 //! appears in a `has_deck(LIT)` call anywhere in the scripts is exempt: a
 //! shared script may name a deck that only some variants declare, behind
-//! `if has_deck("lifeboats") { .. }`.
+//! `if has_deck("extras") { .. }`.
 
 use crate::error::Diagnostic;
 use crate::variant::Variant;

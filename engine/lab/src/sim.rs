@@ -33,8 +33,8 @@ pub struct GameResult {
     pub stats: Vec<(String, i64)>,
     /// The variant's labels of the finished game.
     pub labels: Vec<(String, String)>,
-    /// The cards dealt secretly to a seat during the game (a lifeboat
-    /// card, say), as card ids: what "the games a card appeared in" counts.
+    /// The cards dealt secretly to a seat during the game (a hidden role,
+    /// say), as card ids: what "the games a card appeared in" counts.
     pub cards: Vec<String>,
     #[serde(skip)]
     pub record: Option<Record>,
@@ -333,7 +333,7 @@ pub struct Summary {
     pub counters: Vec<CounterStats>,
     /// Per label, how many games had each value.
     pub labels: BTreeMap<String, BTreeMap<String, u64>>,
-    /// For labels whose value names a card (the winner's lifeboat, say):
+    /// For labels whose value names a card (the winner's card, say):
     /// per card, the games it was dealt in and how often the label named it.
     pub card_labels: Vec<CardLabel>,
 }

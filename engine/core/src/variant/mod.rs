@@ -397,7 +397,7 @@ const STRUCT_EXAMPLES: &[(&str, &str)] = &[
     ),
     (
         "RawDeckRef",
-        "[decks.lifeboats] with file = \"lifeboats.toml\" (and optionally fields, hooks)",
+        "[decks.cards] with file = \"cards.toml\" (and optionally fields, hooks)",
     ),
     (
         "RawField",
