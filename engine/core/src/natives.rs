@@ -19,6 +19,37 @@ pub fn at_least(values: &[i64], min: i64) -> Vec<i64> {
         .collect()
 }
 
+/// `grid_slots`: the slots piece `mover` (or a new piece, when negative)
+/// may take on the ordinal grid ([`crate::grid`]), arguments checked.
+pub fn grid_slots(cols: &[i64], rows: &[i64], mover: i64) -> Result<Vec<(i64, i64)>, String> {
+    if cols.len() != rows.len() || mover >= cols.len() as i64 {
+        return Err("grid_slots: cols and rows must have one entry per piece, and mover must be a piece".into());
+    }
+    Ok(crate::grid::slots(cols, rows, (mover >= 0).then_some(mover as usize)))
+}
+
+/// `grid_place`: the columns and rows after piece `mover` moves to a slot.
+pub fn grid_place(cols: &[i64], rows: &[i64], mover: i64, col: i64, row: i64) -> Result<(Vec<i64>, Vec<i64>), String> {
+    let (mut c, mut r) = (cols.to_vec(), rows.to_vec());
+    if c.len() != r.len() || mover < 0 || mover >= c.len() as i64 {
+        return Err("grid_place: cols and rows must have one entry per piece, and mover must be a piece".into());
+    }
+    if !crate::grid::place(&mut c, &mut r, mover as usize, col, row) {
+        return Err(format!("grid_place: {col},{row} is not a free slot for piece {mover}"));
+    }
+    Ok((c, r))
+}
+
+/// `grid_compact`: the columns and rows with the gaps closed.
+pub fn grid_compact(cols: &[i64], rows: &[i64]) -> Result<(Vec<i64>, Vec<i64>), String> {
+    let (mut c, mut r) = (cols.to_vec(), rows.to_vec());
+    if c.len() != r.len() {
+        return Err("grid_compact: cols and rows must have one entry per piece".into());
+    }
+    crate::grid::compact(&mut c, &mut r);
+    Ok((c, r))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,11 +17,11 @@ use rhai::{
 };
 use rulesmith_core::ctx::{Ctx, Names};
 use rulesmith_core::error::{Diagnostic, LoadError, ScriptError};
+use rulesmith_core::natives;
 use rulesmith_core::rules::{Data, Entry, FunctionProfile, Limits, Reply, Rules};
 use rulesmith_core::source::{compile_source, fn_line, sandbox};
 use rulesmith_core::state::Outcome;
 use rulesmith_core::variant::{Value, Variant};
-use rulesmith_core::{grid, natives};
 use std::cell::{OnceCell, RefCell};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
@@ -775,17 +775,11 @@ fn register_helpers(engine: &mut Engine) {
         Ok(to_array(&natives::at_least(&values, min)))
     });
     // Ordinal grid (see grid.rs): slots for a mover, moving, compacting.
+    let pair = |(c, r): (Vec<INT>, Vec<INT>)| -> Array { vec![to_array(&c).into(), to_array(&r).into()] };
     engine.register_fn(
         "grid_slots",
         |cols: Array, rows: Array, mover: INT| -> NativeResult<Array> {
-            let (c, r) = (ints(&cols)?, ints(&rows)?);
-            if c.len() != r.len() || mover >= c.len() as INT {
-                return Err(
-                    "grid_slots: cols and rows must have one entry per piece, and mover must be a piece".into(),
-                );
-            }
-            let m = (mover >= 0).then_some(mover as usize);
-            Ok(grid::slots(&c, &r, m)
+            Ok(natives::grid_slots(&ints(&cols)?, &ints(&rows)?, mover)?
                 .into_iter()
                 .map(|(x, y)| Dynamic::from_array(vec![x.into(), y.into()]))
                 .collect())
@@ -793,26 +787,18 @@ fn register_helpers(engine: &mut Engine) {
     );
     engine.register_fn(
         "grid_place",
-        |cols: Array, rows: Array, mover: INT, col: INT, row: INT| -> NativeResult<Array> {
-            let (mut c, mut r) = (ints(&cols)?, ints(&rows)?);
-            if c.len() != r.len() || mover < 0 || mover >= c.len() as INT {
-                return Err(
-                    "grid_place: cols and rows must have one entry per piece, and mover must be a piece".into(),
-                );
-            }
-            if !grid::place(&mut c, &mut r, mover as usize, col, row) {
-                return Err(format!("grid_place: {col},{row} is not a free slot for piece {mover}").into());
-            }
-            Ok(vec![to_array(&c).into(), to_array(&r).into()])
+        move |cols: Array, rows: Array, mover: INT, col: INT, row: INT| -> NativeResult<Array> {
+            Ok(pair(natives::grid_place(
+                &ints(&cols)?,
+                &ints(&rows)?,
+                mover,
+                col,
+                row,
+            )?))
         },
     );
-    engine.register_fn("grid_compact", |cols: Array, rows: Array| -> NativeResult<Array> {
-        let (mut c, mut r) = (ints(&cols)?, ints(&rows)?);
-        if c.len() != r.len() {
-            return Err("grid_compact: cols and rows must have one entry per piece".into());
-        }
-        grid::compact(&mut c, &mut r);
-        Ok(vec![to_array(&c).into(), to_array(&r).into()])
+    engine.register_fn("grid_compact", move |cols: Array, rows: Array| -> NativeResult<Array> {
+        Ok(pair(natives::grid_compact(&ints(&cols)?, &ints(&rows)?)?))
     });
 }
 

@@ -476,43 +476,23 @@ pub fn at_least(v: &[i64], min: i64) -> Vec<i64> {
     rulesmith_core::natives::at_least(v, min)
 }
 
-fn pairs(cols: Vec<i64>, rows: Vec<i64>) -> Vec<Vec<i64>> {
-    vec![cols, rows]
-}
+// The grid natives' checks and messages are core's (shared with the
+// interpreter); here only the shapes change.
 
 pub fn grid_slots(cols: &[i64], rows: &[i64], mover: i64) -> R<Vec<Vec<i64>>> {
-    if cols.len() != rows.len() || mover >= cols.len() as i64 {
-        return Err(Fail::new(
-            "grid_slots: cols and rows must have one entry per piece, and mover must be a piece",
-        ));
-    }
-    let m = (mover >= 0).then_some(mover as usize);
-    Ok(rulesmith_core::grid::slots(cols, rows, m)
+    Ok(rulesmith_core::natives::grid_slots(cols, rows, mover)
+        .map_err(Fail::new)?
         .into_iter()
         .map(|(x, y)| vec![x, y])
         .collect())
 }
 
 pub fn grid_place(cols: &[i64], rows: &[i64], mover: i64, col: i64, row: i64) -> R<Vec<Vec<i64>>> {
-    let (mut c, mut r) = (cols.to_vec(), rows.to_vec());
-    if c.len() != r.len() || mover < 0 || mover >= c.len() as i64 {
-        return Err(Fail::new(
-            "grid_place: cols and rows must have one entry per piece, and mover must be a piece",
-        ));
-    }
-    if !rulesmith_core::grid::place(&mut c, &mut r, mover as usize, col, row) {
-        return Err(Fail::new(format!(
-            "grid_place: {col},{row} is not a free slot for piece {mover}"
-        )));
-    }
-    Ok(pairs(c, r))
+    let (c, r) = rulesmith_core::natives::grid_place(cols, rows, mover, col, row).map_err(Fail::new)?;
+    Ok(vec![c, r])
 }
 
 pub fn grid_compact(cols: &[i64], rows: &[i64]) -> R<Vec<Vec<i64>>> {
-    let (mut c, mut r) = (cols.to_vec(), rows.to_vec());
-    if c.len() != r.len() {
-        return Err(Fail::new("grid_compact: cols and rows must have one entry per piece"));
-    }
-    rulesmith_core::grid::compact(&mut c, &mut r);
-    Ok(pairs(c, r))
+    let (c, r) = rulesmith_core::natives::grid_compact(cols, rows).map_err(Fail::new)?;
+    Ok(vec![c, r])
 }
