@@ -162,6 +162,22 @@ pub fn parse_seat(text: &str, players: usize) -> Result<usize, Failure> {
     }
 }
 
+/// The overrides a record was played with: its `# set:` headers (a deck
+/// file relative to the record), then the command line's, which win.
+pub fn record_overrides(text: &str, record: &Path, args: &VariantArgs) -> VariantArgs {
+    let base = record.parent().unwrap_or(Path::new(""));
+    let mut common = args.clone();
+    common.set = rulesmith_core::record::header_values(text, "set")
+        .into_iter()
+        .map(|s| match s.split_once('=') {
+            Some((k, v)) if k.trim().starts_with("deck.") => format!("{}={}", k.trim(), base.join(v.trim()).display()),
+            _ => s.to_string(),
+        })
+        .chain(args.set.iter().cloned())
+        .collect();
+    common
+}
+
 /// A game record read for replaying, and the game it belongs to.
 pub struct RecordGame {
     /// The record's text.
@@ -191,16 +207,7 @@ pub fn record_game(
         std::fs::read_to_string(record)
             .map_err(|e| Failure::input(format!("{}: cannot read record: {e}", record.display())))?
     };
-    let base = record.parent().unwrap_or(Path::new(""));
-    let mut common = args.clone();
-    common.set = record::header_values(&text, "set")
-        .into_iter()
-        .map(|s| match s.split_once('=') {
-            Some((k, v)) if k.trim().starts_with("deck.") => format!("{}={}", k.trim(), base.join(v.trim()).display()),
-            _ => s.to_string(),
-        })
-        .chain(args.set.iter().cloned())
-        .collect();
+    let common = record_overrides(&text, record, args);
     let game = load_game(variant, &common)?;
     let from_header = match record::header_values(&text, "players").first() {
         Some(p) => Some(

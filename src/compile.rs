@@ -111,18 +111,7 @@ fn record_cases(args: &Args) -> Result<Vec<RecordCase>, Failure> {
         for path in files {
             let text =
                 std::fs::read_to_string(&path).map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
-            let base = path.parent().unwrap_or(std::path::Path::new(""));
-            let mut sets = args.common.clone();
-            sets.set = record::header_values(&text, "set")
-                .into_iter()
-                .map(|s| match s.split_once('=') {
-                    Some((k, v)) if k.trim().starts_with("deck.") => {
-                        format!("{}={}", k.trim(), base.join(v.trim()).display())
-                    }
-                    _ => s.to_string(),
-                })
-                .chain(args.common.set.iter().cloned())
-                .collect();
+            let sets = crate::common::record_overrides(&text, &path, &args.common);
             let players = record::header_values(&text, "players")
                 .first()
                 .and_then(|p| p.trim().parse().ok());

@@ -39,16 +39,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             .map_err(|e| Failure::input(format!("{}: cannot read record: {e}", args.record.display())))?
     };
     // The record's own `# set:` and `# players:` lines, then the command line.
-    let mut common = args.common.clone();
-    // A deck file named in the header is relative to the record.
-    let base = args.record.parent().unwrap_or(std::path::Path::new(""));
-    let from_header = record::header_values(&text, "set")
-        .into_iter()
-        .map(|s| match s.split_once('=') {
-            Some((k, v)) if k.trim().starts_with("deck.") => format!("{}={}", k.trim(), base.join(v.trim()).display()),
-            _ => s.to_string(),
-        });
-    common.set = from_header.chain(args.common.set.clone()).collect();
+    let common = crate::common::record_overrides(&text, &args.record, &args.common);
     let game = load_game(&args.variant, &common)?;
     // A bad `# players:` line is the record's fault (exit 1, at its line);
     // the command line's `--players` wins over it.
