@@ -1099,13 +1099,6 @@ impl<'a> Emit<'a> {
         (lets, names)
     }
 
-    fn lit(e: &Expr) -> Option<&str> {
-        match &e.kind {
-            Kind::Str(s) => Some(s),
-            _ => None,
-        }
-    }
-
     /// An engine native or built-in function.
     fn native(&mut self, e: &Expr, name: &str, args: &[Expr]) -> String {
         let at = self.at(e.pos);
@@ -1115,7 +1108,7 @@ impl<'a> Emit<'a> {
         let index_of = |list: &[String], n: &str| list.iter().position(|x| x == n);
         // Names resolved now; an unknown one fails where the interpreter would.
         let resolved = |what: &str, list: Vec<String>, arg: &Expr| -> Result<usize, String> {
-            match Self::lit(arg) {
+            match arg.str_lit() {
                 Some(n) => index_of(&list, n).ok_or_else(|| {
                     format!(
                         "return Err(Fail::new({:?})){at}",
@@ -1164,7 +1157,7 @@ impl<'a> Emit<'a> {
                     _ => format!("rt.param_str({i})"),
                 }
             }
-            "has_deck" => match Self::lit(&args[0]) {
+            "has_deck" => match args[0].str_lit() {
                 Some(n) => decks.iter().any(|d| d == n).to_string(),
                 None => {
                     let (lets, n) = self.args(args, &[Some(str_)]);
@@ -1202,18 +1195,18 @@ impl<'a> Emit<'a> {
             }
             "roll" => {
                 let (lets, n) = self.args(&args[..2], &[Some(int), Some(int)]);
-                let then = Self::lit(&args[2]).unwrap_or_default();
+                let then = args[2].str_lit().unwrap_or_default();
                 format!("{{ {lets} rt.roll({}, {}, {then:?}){at} }}", n[0], n[1])
             }
             "draw_secret" => {
                 let i = idx_or_fail!("deck", decks, &args[0]);
                 let (lets, n) = self.args(&args[1..2], &[Some(int)]);
-                let then = Self::lit(&args[2]).unwrap_or_default();
+                let then = args[2].str_lit().unwrap_or_default();
                 format!("{{ {lets} rt.draw({i}, Some({}), {then:?}){at} }}", n[0])
             }
             "draw" => {
                 let i = idx_or_fail!("deck", decks, &args[0]);
-                let then = Self::lit(&args[1]).unwrap_or_default();
+                let then = args[1].str_lit().unwrap_or_default();
                 format!("rt.draw({i}, None, {then:?}){at}")
             }
             "card_hook" => self.card_hook(e, args),
@@ -1319,8 +1312,8 @@ impl<'a> Emit<'a> {
 
     fn card_hook(&mut self, e: &Expr, args: &[Expr]) -> String {
         let at = self.at(e.pos);
-        let deck = Self::lit(&args[0]).unwrap_or_default();
-        let hook = Self::lit(&args[2]).unwrap_or_default();
+        let deck = args[0].str_lit().unwrap_or_default();
+        let hook = args[2].str_lit().unwrap_or_default();
         let Some(d) = self.facts.decks.iter().position(|x| x.name == deck) else {
             let known: Vec<&str> = self.facts.decks.iter().map(|d| d.name.as_str()).collect();
             let msg = format!("unknown deck '{deck}' (declared decks: {})", known.join(", "));

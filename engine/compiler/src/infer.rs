@@ -585,13 +585,6 @@ impl Infer<'_> {
         }
     }
 
-    fn lit_str(e: &Expr) -> Option<&str> {
-        match &e.kind {
-            Kind::Str(s) => Some(s),
-            _ => None,
-        }
-    }
-
     fn call(
         &mut self,
         id: FnId,
@@ -678,7 +671,7 @@ impl Infer<'_> {
             }
             "param" if arity(1) => {
                 want(self, 0, str_);
-                match Self::lit_str(&args[0]).and_then(|n| facts.params.iter().find(|p| p.0 == n)) {
+                match args[0].str_lit().and_then(|n| facts.params.iter().find(|p| p.0 == n)) {
                     Some((_, Scalar::Int)) => int,
                     Some((_, Scalar::Bool)) => bool_,
                     Some((_, Scalar::Str)) => str_,
@@ -700,7 +693,10 @@ impl Infer<'_> {
             "card" if arity(2) => {
                 want(self, 0, str_);
                 want(self, 1, str_);
-                match Self::lit_str(&args[0]).and_then(|n| facts.decks.iter().position(|d| d.name == n)) {
+                match args[0]
+                    .str_lit()
+                    .and_then(|n| facts.decks.iter().position(|d| d.name == n))
+                {
                     Some(d) => self.t.card_ty[d],
                     // An unknown deck fails at run time, as in the interpreter:
                     // the call gives no value, so its type is left open.
@@ -800,7 +796,7 @@ impl Infer<'_> {
     }
 
     fn continuation(&mut self, f: &Func, then: &Expr, outcome: Scalar) -> Result<(), CompileError> {
-        let Some(name) = Self::lit_str(then) else {
+        let Some(name) = then.str_lit() else {
             return Err(self.err(
                 f,
                 then.pos,
@@ -841,7 +837,7 @@ impl Infer<'_> {
                 "card_hook takes a deck, a card id, a hook name and an array of arguments",
             ));
         }
-        let (Some(deck), Some(hook)) = (Self::lit_str(&args[0]), Self::lit_str(&args[2])) else {
+        let (Some(deck), Some(hook)) = (args[0].str_lit(), args[2].str_lit()) else {
             return Err(self.err(
                 f,
                 e.pos,

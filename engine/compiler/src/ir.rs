@@ -201,6 +201,14 @@ pub enum Kind {
 }
 
 impl Expr {
+    /// The text of a string literal (names of actions, decks, hooks...).
+    pub fn str_lit(&self) -> Option<&str> {
+        match &self.kind {
+            Kind::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
     /// The place an assignment or a mutating method writes to: a variable,
     /// `this`, or a path rooted at one.
     pub fn is_place(&self) -> bool {
