@@ -71,80 +71,10 @@ pub enum Iter {
     Array(Expr),
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BinOp {
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Rem,
-    Pow,
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    BitAnd,
-    BitOr,
-    BitXor,
-    Shl,
-    Shr,
-}
-
-impl BinOp {
-    pub fn from_syntax(s: &str) -> Option<BinOp> {
-        Some(match s {
-            "+" => BinOp::Add,
-            "-" => BinOp::Sub,
-            "*" => BinOp::Mul,
-            "/" => BinOp::Div,
-            "%" => BinOp::Rem,
-            "**" => BinOp::Pow,
-            "==" => BinOp::Eq,
-            "!=" => BinOp::Ne,
-            "<" => BinOp::Lt,
-            "<=" => BinOp::Le,
-            ">" => BinOp::Gt,
-            ">=" => BinOp::Ge,
-            "&" => BinOp::BitAnd,
-            "|" => BinOp::BitOr,
-            "^" => BinOp::BitXor,
-            "<<" => BinOp::Shl,
-            ">>" => BinOp::Shr,
-            _ => return None,
-        })
-    }
-
-    pub fn is_comparison(self) -> bool {
-        matches!(
-            self,
-            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
-        )
-    }
-
-    pub fn syntax(self) -> &'static str {
-        match self {
-            BinOp::Add => "+",
-            BinOp::Sub => "-",
-            BinOp::Mul => "*",
-            BinOp::Div => "/",
-            BinOp::Rem => "%",
-            BinOp::Pow => "**",
-            BinOp::Eq => "==",
-            BinOp::Ne => "!=",
-            BinOp::Lt => "<",
-            BinOp::Le => "<=",
-            BinOp::Gt => ">",
-            BinOp::Ge => ">=",
-            BinOp::BitAnd => "&",
-            BinOp::BitOr => "|",
-            BinOp::BitXor => "^",
-            BinOp::Shl => "<<",
-            BinOp::Shr => ">>",
-        }
-    }
-}
+/// The binary operators: the runtime's own enum, so that the operators the
+/// compiler reads and those compiled code evaluates (on dynamic values)
+/// are one list with one spelling.
+pub use rulesmith_runtime::ops::Op as BinOp;
 
 /// One step along a path: `.field` or `[index]`.
 #[derive(Clone, Debug)]

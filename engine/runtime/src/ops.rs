@@ -221,8 +221,8 @@ pub fn arr_truncate<T>(v: &mut Vec<T>, n: i64) {
 
 // ----- dynamic values ----------------------------------------------------------
 
-/// The operators, for dynamic operands.
-#[derive(Clone, Copy, Debug)]
+/// The binary operators of the scripts (the compiler's too).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op {
     Add,
     Sub,
@@ -241,6 +241,59 @@ pub enum Op {
     BitXor,
     Shl,
     Shr,
+}
+
+impl Op {
+    /// The operator written `s` in a script.
+    pub fn from_syntax(s: &str) -> Option<Op> {
+        Some(match s {
+            "+" => Op::Add,
+            "-" => Op::Sub,
+            "*" => Op::Mul,
+            "/" => Op::Div,
+            "%" => Op::Rem,
+            "**" => Op::Pow,
+            "==" => Op::Eq,
+            "!=" => Op::Ne,
+            "<" => Op::Lt,
+            "<=" => Op::Le,
+            ">" => Op::Gt,
+            ">=" => Op::Ge,
+            "&" => Op::BitAnd,
+            "|" => Op::BitOr,
+            "^" => Op::BitXor,
+            "<<" => Op::Shl,
+            ">>" => Op::Shr,
+            _ => return None,
+        })
+    }
+
+    pub fn is_comparison(self) -> bool {
+        matches!(self, Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge)
+    }
+
+    /// How a script writes the operator.
+    pub fn syntax(self) -> &'static str {
+        match self {
+            Op::Add => "+",
+            Op::Sub => "-",
+            Op::Mul => "*",
+            Op::Div => "/",
+            Op::Rem => "%",
+            Op::Pow => "**",
+            Op::Eq => "==",
+            Op::Ne => "!=",
+            Op::Lt => "<",
+            Op::Le => "<=",
+            Op::Gt => ">",
+            Op::Ge => ">=",
+            Op::BitAnd => "&",
+            Op::BitOr => "|",
+            Op::BitXor => "^",
+            Op::Shl => "<<",
+            Op::Shr => ">>",
+        }
+    }
 }
 
 pub fn truthy(v: Value) -> R<bool> {
@@ -275,7 +328,7 @@ pub fn vcompare(op: Op, a: &Value, b: &Value) -> R<bool> {
             let Some(o) = ord else {
                 return Err(Fail::new(format!(
                     "Function not found: {} ({}, {})",
-                    op_syntax(op),
+                    op.syntax(),
                     a.type_name(),
                     b.type_name()
                 )));
@@ -287,28 +340,6 @@ pub fn vcompare(op: Op, a: &Value, b: &Value) -> R<bool> {
                 _ => o != Ordering::Less,
             })
         }
-    }
-}
-
-fn op_syntax(op: Op) -> &'static str {
-    match op {
-        Op::Add => "+",
-        Op::Sub => "-",
-        Op::Mul => "*",
-        Op::Div => "/",
-        Op::Rem => "%",
-        Op::Pow => "**",
-        Op::Eq => "==",
-        Op::Ne => "!=",
-        Op::Lt => "<",
-        Op::Le => "<=",
-        Op::Gt => ">",
-        Op::Ge => ">=",
-        Op::BitAnd => "&",
-        Op::BitOr => "|",
-        Op::BitXor => "^",
-        Op::Shl => "<<",
-        Op::Shr => ">>",
     }
 }
 
@@ -337,7 +368,7 @@ pub fn varith(op: Op, a: Value, b: Value) -> R<Value> {
         (op, x, y) => {
             return Err(Fail::new(format!(
                 "Function not found: {} ({}, {})",
-                op_syntax(op),
+                op.syntax(),
                 x.type_name(),
                 y.type_name()
             )))
