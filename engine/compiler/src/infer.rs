@@ -391,7 +391,6 @@ impl Infer<'_> {
     }
 
     fn expr(&mut self, id: FnId, f: &Func, e: &Expr, used: bool) -> Result<Ty, CompileError> {
-        crate::types::DEBUG_AT.with(|d| *d.borrow_mut() = format!("{}:{:?}", f.name, e.pos));
         let t = self.expr_inner(id, f, e, used)?;
         let slot = self.t.expr_ty[e.id];
         self.t.store.unify(slot, t, "an expression has one type");
@@ -416,9 +415,6 @@ impl Infer<'_> {
                 let el = self.t.store.fresh();
                 for x in items {
                     let xt = self.expr(id, f, x, true)?;
-                    if std::env::var_os("RULESMITH_DEBUG_DYN").is_some() && !self.t.store.compatible(el, xt) {
-                        eprintln!("array conflict at {}:{:?}", f.name, x.pos);
-                    }
                     self.t.store.unify(el, xt, "an array's elements have one type");
                 }
                 self.t.store.make(Shape::Arr(el))
@@ -953,9 +949,6 @@ impl Infer<'_> {
             ("contains", Shape::Rec(_)) if n == 1 => bool_,
             ("push" | "contains" | "index_of", _) if n == 1 => {
                 let el = arr_el(self);
-                if std::env::var_os("RULESMITH_DEBUG_DYN").is_some() && !self.t.store.compatible(el, args[0]) {
-                    eprintln!("method conflict {name} at {}:{:?}", f.name, pos);
-                }
                 if !self.t.store.is_dyn(args[0]) && !self.t.store.is_dyn(el) {
                     self.t.store.unify(el, args[0], "an array's elements have one type");
                 }

@@ -9,8 +9,6 @@
 
 use std::collections::BTreeMap;
 
-thread_local! { pub static DEBUG_AT: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) }; }
-
 pub type Ty = usize;
 pub type RecId = usize;
 
@@ -58,18 +56,6 @@ impl Store {
     }
 
     pub fn make(&mut self, s: Shape) -> Ty {
-        if s == Shape::Dyn && std::env::var_os("RULESMITH_DEBUG_DYN").is_some() {
-            eprintln!(
-                "new dyn at {}",
-                std::backtrace::Backtrace::force_capture()
-                    .to_string()
-                    .lines()
-                    .filter(|l| l.contains("rulesmith_compiler::"))
-                    .take(3)
-                    .collect::<Vec<_>>()
-                    .join(" / ")
-            );
-        }
         let t = self.parent.len();
         self.parent.push(t);
         self.shape.push(s);
@@ -126,9 +112,6 @@ impl Store {
         let r = self.find(t);
         if self.shape[r] == Shape::Dyn {
             return;
-        }
-        if std::env::var_os("RULESMITH_DEBUG_DYN").is_some() {
-            eprintln!("dyn: {why}");
         }
         let old = std::mem::replace(&mut self.shape[r], Shape::Dyn);
         self.why_dyn.entry(r).or_insert_with(|| why.to_string());
@@ -188,19 +171,6 @@ impl Store {
             }
             (x, y) if x == y => self.parent[rb] = ra,
             (x, y) => {
-                if std::env::var_os("RULESMITH_DEBUG_DYN").is_some() {
-                    eprintln!(
-                        "conflict {x:?} {y:?} {why} near {} at {}",
-                        DEBUG_AT.with(|d| d.borrow().clone()),
-                        std::backtrace::Backtrace::force_capture()
-                            .to_string()
-                            .lines()
-                            .filter(|l| l.contains("rulesmith_compiler::infer"))
-                            .take(4)
-                            .collect::<Vec<_>>()
-                            .join(" / ")
-                    );
-                }
                 let why = format!("{why}: {} meets {}", self.describe_shape(&x), self.describe_shape(&y));
                 self.make_dyn(ra, &why);
                 self.make_dyn(rb, &why);
