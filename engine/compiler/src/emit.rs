@@ -1288,8 +1288,22 @@ impl<'a> Emit<'a> {
         for d in items {
             let t = self.t.expr_ty[d.id];
             let name = self.tmp();
+            let literal_ints =
+                matches!((&d.kind, self.shape(t)), (Kind::Array(_), Shape::Arr(el)) if self.shape(el) == Shape::Int);
             let code = if d.is_place() {
                 self.place_ref(d)
+            } else if literal_ints {
+                // `[0, 1, 2]` as a domain: an array on the stack, not a vector.
+                let Kind::Array(elems) = &d.kind else { unreachable!() };
+                let mut parts = Vec::new();
+                for x in elems {
+                    let c = self.expr(x);
+                    let v = self.tmp();
+                    let _ = write!(lets, "let {v}: i64 = {c}; ");
+                    parts.push(v);
+                }
+                let _ = write!(lets, "let {name} = [{}]; ", parts.join(", "));
+                format!("&{name}[..]")
             } else {
                 let c = self.expr(d);
                 let _ = write!(lets, "let {name} = {c}; ");
@@ -1684,6 +1698,47 @@ impl<'a> Emit<'a> {
                 "    fn {name}(&self, this: &mut This, rt: &mut Rt{params}) -> R<Value> {{ {body} }}"
             );
         }
+        // The same queries on data they only read: no copy of the state.
+        let _ = writeln!(
+            out,
+            "    fn query_ref(&self, q: Query, this: &This, rt: &mut Rt) -> Option<R<Value>> {{\n        match q {{"
+        );
+        for (variant, f, arity) in [
+            ("Summary", &facts.summary, 1),
+            ("Render", &facts.render, 1),
+            ("Evaluate", &facts.evaluate, 1),
+            ("Labels", &facts.labels, 0),
+        ] {
+            let pat = if arity == 1 {
+                format!("Query::{variant}(seat)")
+            } else {
+                format!("Query::{variant}")
+            };
+            let args = if arity == 1 { ", seat" } else { "" };
+            match find(f, arity) {
+                Some(id) if !self.t.writes_this[id] => {
+                    let _ = writeln!(
+                        out,
+                        "            {pat} => Some({}(this, rt, 0{args}).map(|v| ToValue::to_value(&v))),",
+                        self.fn_name(id)
+                    );
+                }
+                Some(_) => {}
+                None => {
+                    let _ = writeln!(out, "            {pat} => Some(Ok(Value::Unit)),");
+                }
+            }
+        }
+        for (i, inv) in facts.invariants.iter().enumerate() {
+            if let Some(id) = find_name(inv, 0).filter(|&id| !self.t.writes_this[id]) {
+                let _ = writeln!(
+                    out,
+                    "            Query::Invariant({i}) => Some({}(this, rt, 0).map(|v| ToValue::to_value(&v))),",
+                    self.fn_name(id)
+                );
+            }
+        }
+        let _ = writeln!(out, "            _ => None,\n        }}\n    }}");
         let _ = writeln!(
             out,
             "    fn invariant(&self, index: usize, this: &mut This, rt: &mut Rt) -> R<Value> {{\n        match index {{"

@@ -8,6 +8,7 @@
 //! resolved indices and return plain messages; the engine that called them
 //! adds the file, function and line.
 
+use crate::legal::Legal;
 use crate::state::{Action, ChanceSource, Core, PendingChance, Seat, Status, MAX_ARGS};
 use crate::variant::Variant;
 use std::collections::HashMap;
@@ -19,8 +20,8 @@ use std::collections::HashMap;
 #[derive(Default, Debug)]
 pub struct Ctx {
     pub core: Core,
-    /// Legal actions collected by `add`.
-    pub legal: Vec<Action>,
+    /// Legal actions collected by `add` and `add_all`.
+    pub legal: Legal,
     /// True while a step's legal function runs: only then may it `add`.
     pub collecting: bool,
     /// Queued: enter this step.
@@ -37,6 +38,9 @@ pub struct Ctx {
     /// Board labels given by `mark` during a render: (label, action text).
     pub marks: Vec<(String, String)>,
 }
+
+/// The error of `add`/`add_all` outside a legal function.
+const NOT_COLLECTING: &str = "add() may only be called from a step's legal function";
 
 impl Ctx {
     fn seat(&self, seat: i64) -> Result<Seat, String> {
@@ -163,7 +167,7 @@ impl Ctx {
     pub fn add(&mut self, variant: &Variant, kind: u16, values: &[i64]) -> Result<(), String> {
         variant.actions[kind as usize].template.check_values(values)?;
         if !self.collecting {
-            return Err("add() may only be called from a step's legal function".into());
+            return Err(NOT_COLLECTING.into());
         }
         let mut args = [0i32; MAX_ARGS];
         for (a, v) in args.iter_mut().zip(values) {
@@ -173,8 +177,46 @@ impl Ctx {
             kind,
             len: values.len() as u8,
             args,
-        });
-        Ok(())
+        })
+    }
+
+    /// `add_all`, in three parts so that each engine reads its own values
+    /// without building an intermediate list: `start_product`, then per
+    /// domain `product_domain` and its choices (`product_choice`, or
+    /// `start_choice` and `choice_value`), then `finish_product`, which
+    /// checks every combination against the action's template and adds
+    /// them all (in factored form, see [`Legal`]).
+    pub fn start_product(&mut self) {
+        self.legal.start_product();
+    }
+
+    pub fn product_domain(&mut self) {
+        self.legal.start_domain();
+    }
+
+    /// A choice of the current domain: one number, or several that fill
+    /// consecutive slots (e.g. a grid slot `[c, r]`).
+    pub fn product_choice(&mut self, numbers: &[i64]) {
+        self.legal.push_choice(numbers);
+    }
+
+    /// Starts a choice whose numbers follow one by one (`choice_value`).
+    pub fn start_choice(&mut self) {
+        self.legal.push_choice(&[]);
+    }
+
+    pub fn choice_value(&mut self, v: i64) {
+        self.legal.push_value(v);
+    }
+
+    pub fn finish_product(&mut self, variant: &Variant, kind: u16) -> Result<(), String> {
+        if !self.collecting {
+            let any = self.legal.pending_count() > 0;
+            self.legal.start_product();
+            return if any { Err(NOT_COLLECTING.into()) } else { Ok(()) };
+        }
+        self.legal
+            .finish_product(kind, &variant.actions[kind as usize].template)
     }
 
     // ----- chance ----------------------------------------------------------

@@ -10,6 +10,7 @@
 
 use crate::ctx::Ctx;
 use crate::error::{Diagnostic, GameError, LoadError};
+use crate::legal::Legal;
 use crate::notation::normalize;
 use crate::rng;
 use crate::rules::{Entry, FunctionProfile, Reply, Rules};
@@ -213,6 +214,20 @@ impl Game {
     /// scripts (hence `&mut`) and comes back unchanged.
     pub fn legal_actions_into(&self, state: &mut State, out: &mut Vec<Action>) -> Result<(), GameError> {
         out.clear();
+        let mut list = std::mem::take(&mut self.ctx.borrow_mut().legal);
+        let result = self.legal_list(state, &mut list);
+        if result.is_ok() {
+            list.expand_into(out);
+        }
+        self.ctx.borrow_mut().legal = list;
+        result
+    }
+
+    /// The legal actions in factored form ([`Legal`]): what a caller that
+    /// picks one action by its index needs (random playouts, rollouts),
+    /// without building the others. `list`'s buffers are reused.
+    pub fn legal_list(&self, state: &mut State, list: &mut Legal) -> Result<(), GameError> {
+        list.clear();
         let seat = match state.to_move() {
             ToMove::Decision(s) => s,
             ToMove::Chance => {
@@ -231,18 +246,19 @@ impl Game {
         {
             let mut c = self.ctx.borrow_mut();
             c.collecting = true;
-            std::mem::swap(&mut c.legal, out);
+            std::mem::swap(&mut c.legal, list);
         }
         let result = self.call(state, Entry::Legal { step: index });
         let mut c = self.ctx.borrow_mut();
         c.collecting = false;
-        std::mem::swap(&mut c.legal, out);
+        std::mem::swap(&mut c.legal, list);
+        c.legal.clear();
         c.enter = None;
         c.end_turn = false;
         c.start_turns = None;
         drop(c);
         result.map(drop)?;
-        if out.is_empty() {
+        if list.is_empty() {
             return Err(GameError::Rules(format!(
                 "step '{}' offers P{} no legal action",
                 self.variant.steps[index].name,
@@ -399,6 +415,9 @@ impl Game {
     /// The state as JSON text (`core`, `data`, `history`), the script data
     /// through [`crate::Data::to_json`].
     pub fn save_state(&self, state: &State) -> Result<String, GameError> {
+        if !state.history.is_kept() {
+            return Err(GameError::Rules("cannot save a state that forgot its history".into()));
+        }
         #[derive(serde::Serialize)]
         struct Saved<'a> {
             core: &'a Core,
@@ -495,6 +514,11 @@ impl Game {
     }
 
     fn replay_swapped(&self, state: &State, swap: &[(usize, u16)]) -> Result<State, GameError> {
+        if !state.history.is_kept() {
+            return Err(GameError::Rules(
+                "cannot redeal a state that forgot its history (a throwaway playout state)".into(),
+            ));
+        }
         let mut s = self.new_game(state.core.seats)?;
         let mut secret_index = 0;
         for step in state.history.to_vec() {
@@ -912,9 +936,20 @@ impl Game {
     /// Calls an entry point on a copy: for queries that must not change
     /// the state (summary, render, invariants).
     fn call_readonly(&self, state: &State, entry: Entry<'_>) -> Result<Reply, GameError> {
-        let mut scratch = state.clone();
         let told = self.ctx.borrow().narration.len();
-        let r = self.call(&mut scratch, entry);
+        // Rules that know the query only reads their data get it lent; the
+        // core is always a copy (a native called by mistake changes that).
+        let lent = {
+            let mut cx = self.ctx.borrow_mut();
+            cx.core = state.core.clone();
+            let r = self.rules.call_query(entry, &mut cx, &state.data);
+            cx.core = Core::default();
+            r
+        };
+        let r = match lent {
+            Some(r) => r.map_err(Into::into),
+            None => self.call(&mut state.clone(), entry),
+        };
         self.reset_ctx();
         self.ctx.borrow_mut().narration.truncate(told);
         r

@@ -18,6 +18,7 @@ pub mod ctx;
 pub mod error;
 pub mod game;
 pub mod grid;
+pub mod legal;
 pub mod lint;
 pub mod natives;
 pub mod notation;

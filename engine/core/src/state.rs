@@ -130,6 +130,8 @@ pub enum Step {
 pub struct History {
     head: Option<std::rc::Rc<HistoryNode>>,
     len: usize,
+    /// Set by [`State::forget_history`]: steps are counted, not kept.
+    forgotten: bool,
 }
 
 #[derive(Debug)]
@@ -140,9 +142,19 @@ struct HistoryNode {
 
 impl History {
     pub fn push(&mut self, step: Step) {
+        self.len += 1;
+        if self.forgotten {
+            return;
+        }
         let prev = self.head.take();
         self.head = Some(std::rc::Rc::new(HistoryNode { step, prev }));
-        self.len += 1;
+    }
+
+    /// False for the history of a state that forgot it
+    /// ([`State::forget_history`]): it knows how many steps led here, not
+    /// which.
+    pub fn is_kept(&self) -> bool {
+        !self.forgotten
     }
 
     pub fn len(&self) -> usize {
@@ -153,7 +165,7 @@ impl History {
         self.len == 0
     }
 
-    /// The steps, oldest first.
+    /// The steps, oldest first (none if the history was forgotten).
     pub fn to_vec(&self) -> Vec<Step> {
         let mut out = Vec::with_capacity(self.len);
         let mut node = self.head.as_deref();
@@ -181,7 +193,7 @@ impl Drop for History {
 
 impl PartialEq for History {
     fn eq(&self, other: &Self) -> bool {
-        self.len == other.len && self.to_vec() == other.to_vec()
+        self.len == other.len && self.forgotten == other.forgotten && self.to_vec() == other.to_vec()
     }
 }
 
@@ -261,6 +273,18 @@ impl State {
 
     pub fn is_terminal(&self) -> bool {
         self.core.is_terminal()
+    }
+
+    /// Stops keeping the steps that lead to this state (they are still
+    /// counted): for throwaway states, such as a random playout's or a
+    /// search's rollout, that will never be saved, recorded or
+    /// determinized. Keeping a step costs an allocation.
+    pub fn forget_history(&mut self) {
+        self.history = History {
+            head: None,
+            len: self.history.len,
+            forgotten: true,
+        };
     }
 
     pub fn status(&self) -> Status {

@@ -6,6 +6,7 @@
 
 use rulesmith_core::error::GameError;
 use rulesmith_core::game::Game;
+use rulesmith_core::legal::Legal;
 use rulesmith_core::rng::{self, GameRng};
 use rulesmith_core::state::{Action, Seat, State, ToMove};
 use std::time::{Duration, Instant};
@@ -67,7 +68,8 @@ fn world(game: &Game, state: &State, seat: Seat, rng: &mut GameRng) -> State {
 }
 
 /// Plays out chance events until a decision or the end (false if the
-/// rules fail, or keep rolling past the engine's bound).
+/// rules fail, or keep rolling past the engine's bound). `state` is a
+/// throwaway copy: after a failure it is half-changed and must not be scored.
 fn resolve_chance(game: &Game, state: &mut State, rng: &mut GameRng) -> bool {
     let mut drawn = 0;
     while state.to_move() == ToMove::Chance {
@@ -78,7 +80,7 @@ fn resolve_chance(game: &Game, state: &mut State, rng: &mut GameRng) -> bool {
         let Some(o) = game.sample_outcome(state, rng) else {
             return false;
         };
-        if game.apply_outcome(state, o).is_err() {
+        if game.apply_outcome_scratch(state, o).is_err() {
             return false;
         }
     }
@@ -311,6 +313,7 @@ impl Bot for MctsBot {
             .collect();
         let mut nodes = vec![Node::new(seats)];
         let mut buf: Vec<Action> = Vec::new();
+        let mut rollout_legal = Legal::default();
         let start = Instant::now();
         let mut iteration: u32 = 0;
         loop {
@@ -320,12 +323,15 @@ impl Bot for MctsBot {
                 _ => {}
             }
             let mut s = worlds[iteration as usize % worlds.len()].clone();
+            s.forget_history();
             iteration += 1;
+            let mut broken = false;
             let mut path = vec![0usize];
             let mut node = 0usize;
             // Selection, expanding the first node reached that has no children.
             loop {
                 if !resolve_chance(game, &mut s, &mut self.rng) {
+                    broken = true;
                     break;
                 }
                 let ToMove::Decision(p) = s.to_move() else { break };
@@ -347,8 +353,13 @@ impl Bot for MctsBot {
                 let log_n = nodes[node].visits.max(1.0).ln();
                 let mut best = None;
                 let mut best_score = f64::NEG_INFINITY;
-                for &(a, c) in &nodes[node].children {
-                    if !buf.contains(&a) {
+                // Usually this world offers exactly the node's actions, in
+                // order; checking each child against the list is the slow
+                // path for worlds that differ.
+                let children = &nodes[node].children;
+                let same = children.len() == buf.len() && children.iter().zip(&buf).all(|((a, _), b)| a == b);
+                for &(a, c) in children {
+                    if !same && !buf.contains(&a) {
                         continue; // not available in this world
                     }
                     let n = &nodes[c];
@@ -360,7 +371,10 @@ impl Bot for MctsBot {
                     }
                 }
                 let Some((a, c)) = best else { break };
-                if game.apply_trusted(&mut s, a).is_err() {
+                // `s` is this iteration's own copy: no backup is needed, but
+                // a failed step leaves it half-changed, so it is not scored.
+                if game.apply_scratch(&mut s, a).is_err() {
+                    broken = true;
                     break;
                 }
                 path.push(c);
@@ -368,15 +382,19 @@ impl Bot for MctsBot {
             }
             // Optional short random playout, then score.
             let mut depth = 0;
-            while depth < self.rollout && resolve_chance(game, &mut s, &mut self.rng) {
-                if s.is_terminal() || game.legal_actions_into(&mut s, &mut buf).is_err() {
+            while !broken && depth < self.rollout && resolve_chance(game, &mut s, &mut self.rng) {
+                if s.is_terminal() || game.legal_list(&mut s, &mut rollout_legal).is_err() {
                     break;
                 }
-                let a = buf[rng::below(&mut self.rng, buf.len() as u32) as usize];
-                if game.apply_trusted(&mut s, a).is_err() {
+                let a = rollout_legal.get(rng::below(&mut self.rng, rollout_legal.len() as u32) as usize);
+                if game.apply_scratch(&mut s, a).is_err() {
+                    broken = true;
                     break;
                 }
                 depth += 1;
+            }
+            if broken {
+                continue;
             }
             resolve_chance(game, &mut s, &mut self.rng);
             // A node just expanded is worth its best child, for the seat to move there.

@@ -14,6 +14,7 @@
 pub mod ops;
 pub mod value;
 
+use rulesmith_core::legal;
 use rulesmith_core::rules::{Data, Entry, FunctionProfile, Limits, NativeData, Reply, Rules};
 use rulesmith_core::state::Outcome;
 use rulesmith_core::variant::{self, Variant};
@@ -28,7 +29,7 @@ use value::{FromValue, Str, ToValue, Value};
 pub mod prelude {
     pub use crate::ops::*;
     pub use crate::value::{take_field, FromValue, Str, ToValue, Value, ValueMap};
-    pub use crate::{At, CompiledRules, Domain, Fail, Outcomes, Rt};
+    pub use crate::{At, CompiledRules, Domain, Fail, Outcomes, Query, Rt};
 }
 
 /// A failure inside compiled rules: a message, and where the innermost
@@ -86,74 +87,33 @@ pub enum Domain<'a> {
 }
 
 impl Domain<'_> {
-    fn len(&self) -> usize {
+    /// Gives the domain's choices to the product being built.
+    fn choices(&self, cx: &mut Ctx) -> Result<(), String> {
         match self {
-            Domain::One(_) => 1,
-            Domain::Ints(v) => v.len(),
-            Domain::Tuples(v) => v.len(),
-            Domain::Dyn(Value::Arr(a)) => a.len(),
-            Domain::Dyn(_) => 1,
-        }
-    }
-
-    /// Appends choice `k`'s values to `out`.
-    fn push(&self, k: usize, out: &mut Vals) -> Result<(), String> {
-        match self {
-            Domain::One(x) => out.push(*x),
-            Domain::Ints(v) => out.push(v[k]),
-            Domain::Tuples(v) => {
-                for &x in &v[k] {
-                    out.push(x);
-                }
-            }
-            Domain::Dyn(Value::Int(x)) => out.push(*x),
-            Domain::Dyn(Value::Arr(a)) => match &a[k] {
-                Value::Int(x) => out.push(*x),
-                Value::Arr(inner) => {
-                    for v in inner {
-                        match v {
-                            Value::Int(x) => out.push(*x),
-                            other => return Err(format!("add_all: expected numbers, found {}", other.type_name())),
+            Domain::One(x) => cx.product_choice(&[*x]),
+            Domain::Ints(v) => v.iter().for_each(|&x| cx.product_choice(&[x])),
+            Domain::Tuples(v) => v.iter().for_each(|t| cx.product_choice(t)),
+            Domain::Dyn(Value::Int(x)) => cx.product_choice(&[*x]),
+            Domain::Dyn(Value::Arr(a)) => {
+                for alt in a {
+                    match alt {
+                        Value::Int(x) => cx.product_choice(&[*x]),
+                        Value::Arr(inner) => {
+                            cx.start_choice();
+                            for v in inner {
+                                match v {
+                                    Value::Int(x) => cx.choice_value(*x),
+                                    other => return Err(legal::not_a_number(other.type_name())),
+                                }
+                            }
                         }
+                        other => return Err(legal::not_a_choice(other.type_name())),
                     }
                 }
-                other => {
-                    return Err(format!(
-                        "add_all: a choice must be a number or an array of numbers, found {}",
-                        other.type_name()
-                    ))
-                }
-            },
-            Domain::Dyn(other) => {
-                return Err(format!(
-                    "add_all: a domain must be a number or an array, found {}",
-                    other.type_name()
-                ))
             }
+            Domain::Dyn(other) => return Err(legal::not_a_domain(other.type_name())),
         }
         Ok(())
-    }
-}
-
-/// The values of one combination being built: too many is an error the
-/// action's template reports (it takes fewer values).
-#[derive(Default)]
-struct Vals {
-    buf: [i64; rulesmith_core::state::MAX_ARGS + 1],
-    len: usize,
-}
-
-impl Vals {
-    fn push(&mut self, x: i64) {
-        if self.len < self.buf.len() {
-            self.buf[self.len] = x;
-        }
-        self.len += 1;
-    }
-
-    fn as_slice(&self) -> &[i64] {
-        // Past the buffer, a slice one too long: the template rejects it.
-        &self.buf[..self.len.min(self.buf.len())]
     }
 }
 
@@ -356,38 +316,15 @@ impl Rt<'_> {
         self.cx.add(self.variant, kind as u16, values)
     }
 
-    /// Every combination of the domains, the first varying slowest.
-    /// Allocation-free: an action has at most `MAX_ARGS` values, so the
-    /// odometer and the values fit in small arrays.
+    /// Every combination of the domains, the first varying slowest, kept
+    /// in factored form by the core (see `rulesmith_core::legal`).
     pub fn add_all(&mut self, kind: usize, domains: &[Domain<'_>]) -> Result<(), String> {
-        const MAX: usize = rulesmith_core::state::MAX_ARGS;
-        if domains.iter().any(|d| d.len() == 0) {
-            return Ok(());
+        self.cx.start_product();
+        for d in domains {
+            self.cx.product_domain();
+            d.choices(self.cx)?;
         }
-        if domains.len() > MAX {
-            return Err(format!("add_all: at most {MAX} domains, got {}", domains.len()));
-        }
-        let mut index = [0usize; MAX];
-        let mut values = Vals::default();
-        loop {
-            values.len = 0;
-            for (d, &k) in domains.iter().zip(&index) {
-                d.push(k, &mut values)?;
-            }
-            self.add(kind, values.as_slice())?;
-            let mut pos = domains.len();
-            loop {
-                if pos == 0 {
-                    return Ok(());
-                }
-                pos -= 1;
-                index[pos] += 1;
-                if index[pos] < domains[pos].len() {
-                    break;
-                }
-                index[pos] = 0;
-            }
-        }
+        self.cx.finish_product(self.variant, kind as u16)
     }
 
     pub fn add_all_dyn(&mut self, kind: usize, domains: Value) -> Result<(), String> {
@@ -449,6 +386,29 @@ impl Rt<'_> {
     }
 }
 
+/// A query entry point, for [`CompiledRules::query_ref`].
+#[derive(Clone, Copy, Debug)]
+pub enum Query {
+    Summary(i64),
+    Render(i64),
+    Evaluate(i64),
+    Labels,
+    Invariant(usize),
+}
+
+impl Query {
+    fn of(entry: &Entry<'_>) -> Option<Query> {
+        Some(match *entry {
+            Entry::Summary { viewer } => Query::Summary(viewer),
+            Entry::Render { viewer } => Query::Render(viewer),
+            Entry::Evaluate { seat } => Query::Evaluate(seat),
+            Entry::Labels => Query::Labels,
+            Entry::Invariant { index } => Query::Invariant(index),
+            _ => return None,
+        })
+    }
+}
+
 /// What generated code implements: the rule set's entry points on its
 /// typed data.
 pub trait CompiledRules: 'static {
@@ -460,6 +420,11 @@ pub trait CompiledRules: 'static {
     /// Every generated function's name, by its index (card hooks as
     /// `card ID: HOOK`): what call counts are reported under.
     fn function_names(&self) -> &'static [&'static str];
+    /// Runs query `q` on data it cannot change (the compiler knows which
+    /// functions write `this`); `None` for a query that may write it.
+    fn query_ref(&self, _q: Query, _this: &Self::This, _rt: &mut Rt) -> Option<Result<Value, Fail>> {
+        None
+    }
     fn setup(&self, this: &mut Self::This, rt: &mut Rt) -> Result<(), Fail>;
     fn turn_start(&self, this: &mut Self::This, rt: &mut Rt) -> Result<(), Fail>;
     fn turn_end(&self, this: &mut Self::This, rt: &mut Rt) -> Result<(), Fail>;
@@ -619,6 +584,24 @@ impl<C: CompiledRules> Rules for Compiled<C> {
             Ok(v) => Ok(reply_of(&entry, v)),
             Err(f) => Err(self.error(f, "?")),
         }
+    }
+
+    fn call_query(&self, entry: Entry<'_>, cx: &mut Ctx, data: &Data) -> Option<Result<Reply, ScriptError>> {
+        let q = Query::of(&entry)?;
+        let Data::Native(n) = data else { return None };
+        let Native(this) = n.as_any().downcast_ref::<Native<C::This>>()?;
+        let mut rt = Rt {
+            cx,
+            variant: &self.variant,
+            fuel: self.limits.max_operations,
+            max_depth: self.limits.max_call_levels as u32,
+            counts: self.tracking.get().then_some(&self.counts),
+        };
+        let result = self.rules.query_ref(q, this, &mut rt)?;
+        Some(match result {
+            Ok(v) => Ok(reply_of(&entry, v)),
+            Err(f) => Err(self.error(f, "?")),
+        })
     }
 
     fn data_from_json(&self, v: serde_json::Value) -> Result<Data, String> {
