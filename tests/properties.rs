@@ -7,7 +7,7 @@ mod common;
 use common::{cases, driven_playout, game, runner};
 use proptest::prelude::*;
 use proptest::sample::Index;
-use rulesmith_core::record;
+use rulesmith_core::{record, Variant};
 use std::path::Path;
 
 /// Random games end well before this many decisions (the quiet-turn and
@@ -56,6 +56,39 @@ fn sirius_multiplayer_playouts_end_and_replay_for_every_player_count() {
 fn sirius_advanced_playouts_end_and_replay_for_every_player_count() {
     for players in 2..=6 {
         playouts_end_and_replay("sirius-advanced", players, 8);
+    }
+}
+
+#[test]
+fn battlefield_space_playouts_end_and_replay() {
+    playouts_end_and_replay("battlefield-space", 2, 12);
+}
+
+#[test]
+fn battlefield_space_with_other_columns_and_fleets_ends_and_replays() {
+    // Every column count the parameter allows, and the fleets swapped.
+    let base = Variant::load(common::root().join("variants/battlefield-space")).unwrap_or_else(|e| panic!("{e}"));
+    for (key, value) in [
+        ("columns", "1"),
+        ("columns", "2"),
+        ("columns", "4"),
+        ("columns", "5"),
+        ("p1_fleet", "blue"),
+    ] {
+        let mut v = base.clone();
+        v.set(key, value).unwrap_or_else(|e| panic!("{e}"));
+        let g = rulesmith_rhai::interpreted(v).unwrap_or_else(|e| panic!("{e}"));
+        for seed in 0..3 {
+            let (state, rec) =
+                driven_playout(&g, 2, seed, &[], DECISION_BOUND).unwrap_or_else(|e| panic!("{key}={value}: {e}"));
+            assert!(state.is_terminal(), "{key}={value}: the game did not end");
+            let replayed =
+                record::replay(&g, 2, &rec.to_text(&[]), Path::new("playout")).unwrap_or_else(|e| panic!("{e}"));
+            assert!(
+                replayed.same_as(&state),
+                "{key}={value}: the record replays to another state"
+            );
+        }
     }
 }
 

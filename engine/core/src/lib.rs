@@ -15,6 +15,8 @@
 //! everything else lives in the variant's data and scripts.
 
 pub mod ctx;
+mod decisions;
+mod determinize;
 pub mod error;
 pub mod game;
 pub mod grid;

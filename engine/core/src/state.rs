@@ -105,6 +105,14 @@ pub struct Core {
     /// Every card dealt in secret, in draw order: what hidden information
     /// exists, who knows it, and whether it has since been revealed.
     pub secrets: Vec<SecretDraw>,
+    /// Every decision taken in a secret step, in order: hidden from the
+    /// other seats until the rules reveal it.
+    #[serde(default)]
+    pub secret_decisions: Vec<SecretDecision>,
+    /// The seats that still have to decide in the current round of an
+    /// `actor = "every"` step, one bit per seat (at most 64 seats).
+    #[serde(default)]
+    pub round: u64,
 }
 
 /// A card dealt so that only one seat saw it.
@@ -114,6 +122,20 @@ pub struct SecretDraw {
     pub card: u16,
     pub seen_by: Seat,
     /// Set when the rules reveal the card to everyone.
+    pub revealed: bool,
+    /// Where in the history the card was dealt (the index of its chance step).
+    #[serde(default)]
+    pub at: u32,
+}
+
+/// A decision only its seat knows until the rules reveal it (a step
+/// declared `secret = true`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct SecretDecision {
+    pub seat: Seat,
+    /// The index of the decision in the history.
+    pub at: u32,
+    /// Set when the rules reveal it (`reveal_secrets`).
     pub revealed: bool,
 }
 
@@ -235,6 +257,22 @@ impl Core {
 
     pub fn in_play(&self) -> usize {
         self.out.iter().filter(|o| !**o).count()
+    }
+
+    /// Whether anything is hidden from `viewer` (None: a spectator): a card
+    /// dealt in secret to another seat, or another seat's secret decision,
+    /// that has not been revealed.
+    pub fn hides_from(&self, viewer: Option<Seat>) -> bool {
+        self.secrets.iter().any(|s| !s.revealed && Some(s.seen_by) != viewer)
+            || self
+                .secret_decisions
+                .iter()
+                .any(|d| !d.revealed && Some(d.seat) != viewer)
+    }
+
+    /// The lowest seat still to decide in the current round, if any.
+    pub fn next_in_round(&self) -> Option<Seat> {
+        (self.round != 0).then(|| self.round.trailing_zeros() as Seat)
     }
 }
 

@@ -1,8 +1,9 @@
 //! Bots: automatic players that pick among the legal actions.
 //!
 //! A bot must not cheat: where a seat cannot see part of the state (a card
-//! dealt to another seat), the greedy and MCTS bots decide on states drawn
-//! with [`Game::determinize`], which depend only on what that seat knows.
+//! dealt to another seat, another seat's secret decision), the greedy and
+//! MCTS bots decide on states drawn with [`Game::determinize`], which
+//! depend only on what that seat knows.
 
 use rulesmith_core::error::GameError;
 use rulesmith_core::game::Game;
@@ -56,14 +57,13 @@ pub fn from_spec(spec: &str, seed: u64) -> Result<Box<dyn Bot>, String> {
 }
 
 /// The state a bot may reason about: the true one when the seat sees
-/// everything, else one drawn from its view.
-fn world(game: &Game, state: &State, seat: Seat, rng: &mut GameRng) -> State {
-    let hidden = state.core.secrets.iter().any(|s| !s.revealed && s.seen_by != seat);
-    if hidden {
+/// everything, else one drawn from its view. When no such world can be
+/// drawn, that is an error: falling back to the true state would peek.
+fn world(game: &Game, state: &State, seat: Seat, rng: &mut GameRng) -> Result<State, GameError> {
+    if state.core.hides_from(Some(seat)) {
         game.determinize(state, Some(seat), rng)
-            .unwrap_or_else(|_| state.clone())
     } else {
-        state.clone()
+        Ok(state.clone())
     }
 }
 
@@ -160,7 +160,7 @@ impl Bot for GreedyBot {
         let ToMove::Decision(me) = state.to_move() else {
             return Ok(0);
         };
-        let base = world(game, state, me, &mut self.rng);
+        let base = world(game, state, me, &mut self.rng)?;
         let mut best = Vec::new();
         let mut best_value = f64::NEG_INFINITY;
         for (i, &a) in legal.iter().enumerate() {
@@ -310,7 +310,7 @@ impl Bot for MctsBot {
         let seats = state.core.seats;
         let worlds: Vec<State> = (0..self.worlds)
             .map(|_| world(game, state, me, &mut self.rng))
-            .collect();
+            .collect::<Result<_, _>>()?;
         let mut nodes = vec![Node::new(seats)];
         let mut buf: Vec<Action> = Vec::new();
         let mut rollout_legal = Legal::default();

@@ -259,6 +259,14 @@ impl Rt<'_> {
     pub fn has_deck(&self, name: &Str) -> bool {
         self.variant.decks.iter().any(|d| d.name == name.as_str())
     }
+    /// The index of the deck named `name` (a name computed at run time).
+    pub fn deck_index(&self, name: &Str) -> Result<usize, String> {
+        self.variant.deck_index(name.as_str()).ok_or_else(|| {
+            let known: Vec<&str> = self.variant.decks.iter().map(|d| d.name.as_str()).collect();
+            format!("unknown deck '{name}' (declared decks: {})", known.join(", "))
+        })
+    }
+
     pub fn deck_left(&self, deck: usize) -> i64 {
         self.cx.deck_left(deck)
     }
@@ -346,8 +354,35 @@ impl Rt<'_> {
         self.cx.roll(count, sides, then)
     }
 
-    pub fn draw(&mut self, deck: usize, visible_to: Option<i64>, then: &str) -> Result<(), String> {
-        self.cx.draw(deck, visible_to, then, self.variant)
+    pub fn draw(&mut self, deck: usize, count: i64, visible_to: Option<i64>, then: &str) -> Result<(), String> {
+        self.cx.draw(deck, count, visible_to, then, self.variant)
+    }
+
+    pub fn shuffle_into(&mut self, deck: usize, ids: &[Str]) -> Result<(), String> {
+        let d = &self.variant.decks[deck];
+        let mut cards = Vec::with_capacity(ids.len());
+        for id in ids {
+            let c = d
+                .card_index(id.as_str())
+                .ok_or_else(|| format!("deck '{}' has no card '{id}'", d.name))?;
+            cards.push(c as u16);
+        }
+        self.cx.shuffle_into(deck, &cards, self.variant)
+    }
+
+    pub fn reveal_secrets(&mut self, seat: i64) -> Result<(), String> {
+        self.cx.reveal_secrets(seat)
+    }
+
+    pub fn round_left(&self) -> i64 {
+        self.cx.round_left()
+    }
+
+    pub fn words(&self, name: &Str) -> Result<Vec<Str>, String> {
+        Ok(rulesmith_core::ctx::words(self.variant, name.as_str())?
+            .iter()
+            .map(|w| Str::from(w.clone()))
+            .collect())
     }
 
     pub fn reveal(&mut self, deck: usize, id: &Str) -> Result<(), String> {
