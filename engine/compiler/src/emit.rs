@@ -1728,13 +1728,15 @@ impl<'a> Emit<'a> {
             out,
             "            other => Err(Fail::new(format!(\"no continuation '{{other}}'\"))),\n        }}\n    }}"
         );
-        // Queries: their values as dynamic values for the adapter.
-        for (name, f, arity) in [
-            ("summary", &facts.summary, 1),
-            ("render", &facts.render, 1),
-            ("evaluate", &facts.evaluate, 1),
-            ("labels", &facts.labels, 0),
-        ] {
+        // Queries: their values as dynamic values for the adapter. (entry
+        // point, `Query` variant, function, arity)
+        let queries = [
+            ("summary", "Summary", &facts.summary, 1),
+            ("render", "Render", &facts.render, 1),
+            ("evaluate", "Evaluate", &facts.evaluate, 1),
+            ("labels", "Labels", &facts.labels, 0),
+        ];
+        for &(name, _, f, arity) in &queries {
             let id = find(f, arity);
             let (params, args) = if arity == 1 {
                 (", seat: i64", ", seat")
@@ -1755,12 +1757,7 @@ impl<'a> Emit<'a> {
             out,
             "    fn query_ref(&self, q: Query, this: &This, rt: &mut Rt) -> Option<R<Value>> {{\n        match q {{"
         );
-        for (variant, f, arity) in [
-            ("Summary", &facts.summary, 1),
-            ("Render", &facts.render, 1),
-            ("Evaluate", &facts.evaluate, 1),
-            ("Labels", &facts.labels, 0),
-        ] {
+        for &(_, variant, f, arity) in &queries {
             let pat = if arity == 1 {
                 format!("Query::{variant}(seat)")
             } else {

@@ -8,7 +8,7 @@
 //! resolved indices and return plain messages; the engine that called them
 //! adds the file, function and line.
 
-use crate::legal::Legal;
+use crate::legal::{Legal, NOT_COLLECTING};
 use crate::state::{Action, ChanceSource, Core, PendingChance, Seat, Status, MAX_ARGS};
 use crate::variant::Variant;
 use std::collections::HashMap;
@@ -39,9 +39,6 @@ pub struct Ctx {
     /// Board labels given by `mark` during a render: (label, action text).
     pub marks: Vec<(String, String)>,
 }
-
-/// The error of `add`/`add_all` outside a legal function.
-const NOT_COLLECTING: &str = "add() may only be called from a step's legal function";
 
 impl Ctx {
     fn seat(&self, seat: i64) -> Result<Seat, String> {
@@ -213,13 +210,8 @@ impl Ctx {
     }
 
     pub fn finish_product(&mut self, variant: &Variant, kind: u16) -> Result<(), String> {
-        if !self.collecting {
-            let any = self.legal.pending_count() > 0;
-            self.legal.start_product();
-            return if any { Err(NOT_COLLECTING.into()) } else { Ok(()) };
-        }
-        self.legal
-            .finish_product(kind, &variant.actions[kind as usize].template)
+        let template = &variant.actions[kind as usize].template;
+        self.legal.finish_product(kind, template, self.collecting)
     }
 
     // ----- chance ----------------------------------------------------------

@@ -211,12 +211,12 @@ impl Game {
     /// scripts (hence `&mut`) and comes back unchanged.
     pub fn legal_actions_into(&self, state: &mut State, out: &mut Vec<Action>) -> Result<(), GameError> {
         out.clear();
-        let mut list = std::mem::take(&mut self.ctx.borrow_mut().legal);
-        let result = self.legal_list(state, &mut list);
+        let result = self.run_legal(state);
+        let mut c = self.ctx.borrow_mut();
         if result.is_ok() {
-            list.expand_into(out);
+            c.legal.expand_into(out);
         }
-        self.ctx.borrow_mut().legal = list;
+        c.legal.clear();
         result
     }
 
@@ -225,6 +225,18 @@ impl Game {
     /// without building the others. `list`'s buffers are reused.
     pub fn legal_list(&self, state: &mut State, list: &mut Legal) -> Result<(), GameError> {
         list.clear();
+        let result = self.run_legal(state);
+        let mut c = self.ctx.borrow_mut();
+        if result.is_ok() {
+            std::mem::swap(&mut c.legal, list);
+        }
+        c.legal.clear();
+        result
+    }
+
+    /// Runs the current step's legal function, leaving its listing in
+    /// `ctx.legal` for the caller to take (and clear).
+    fn run_legal(&self, state: &mut State) -> Result<(), GameError> {
         let seat = match state.to_move() {
             ToMove::Decision(s) => s,
             ToMove::Chance => {
@@ -241,21 +253,20 @@ impl Game {
             )));
         };
         {
+            // A script that failed halfway through an `add_all` elsewhere
+            // may have left a product unfinished.
             let mut c = self.ctx.borrow_mut();
+            c.legal.clear();
             c.collecting = true;
-            std::mem::swap(&mut c.legal, list);
         }
         let result = self.call(state, Entry::Legal { step: index });
         let mut c = self.ctx.borrow_mut();
         c.collecting = false;
-        std::mem::swap(&mut c.legal, list);
-        c.legal.clear();
         c.enter = None;
         c.end_turn = false;
         c.start_turns = None;
-        drop(c);
         result.map(drop)?;
-        if list.is_empty() {
+        if c.legal.is_empty() {
             return Err(GameError::Rules(format!(
                 "step '{}' offers P{} no legal action",
                 self.variant.steps[index].name,

@@ -19,6 +19,9 @@
 use crate::notation::Template;
 use crate::state::{Action, MAX_ARGS};
 
+/// The error of `add`/`add_all` outside a legal function.
+pub(crate) const NOT_COLLECTING: &str = "add() may only be called from a step's legal function";
+
 /// The most legal actions one listing may offer. A legal function that
 /// lists more has a bug (a product over a huge domain, say); stopping it
 /// with an error is better than running out of memory.
@@ -199,28 +202,19 @@ impl Legal {
         self.values.push(v);
     }
 
-    /// Combinations of the product being built (not finished yet).
-    pub(crate) fn pending_count(&self) -> usize {
-        let first = self.kept.2;
-        let mut count = 1usize;
-        for d in first..self.domains.len() {
-            let end = self.domains.get(d + 1).map_or(self.starts.len() as u32, |&e| e);
-            count = count.saturating_mul((end - self.domains[d]) as usize);
-        }
-        count
-    }
-
     /// Finishes the product being built as action kind `kind` whose
     /// template is `template`: adds its combinations, or returns the error
-    /// of the first one that does not fit.
-    pub(crate) fn finish_product(&mut self, kind: u16, template: &Template) -> Result<(), String> {
+    /// of the first one that does not fit. Outside a legal function
+    /// (`collecting` false) a product of no combinations is harmless and
+    /// any other is [`NOT_COLLECTING`].
+    pub(crate) fn finish_product(&mut self, kind: u16, template: &Template, collecting: bool) -> Result<(), String> {
         let first = self.kept.2;
         let n = self.domains.len() - first;
         // Close the last domain and the last choice: each product keeps
         // its own end marks, so the next one starts after them.
         self.domains.push(self.starts.len() as u32);
         self.starts.push(self.values.len() as u32);
-        let kept = self.commit(kind, template, first, n);
+        let kept = self.commit(kind, template, first, n, collecting);
         if matches!(kept, Ok(true)) {
             self.kept = (self.values.len(), self.starts.len(), self.domains.len());
         } else {
@@ -231,13 +225,23 @@ impl Legal {
 
     /// Adds the product's combinations; true when they are kept in
     /// factored form (false: none, or added one by one).
-    fn commit(&mut self, kind: u16, template: &Template, first: usize, n: usize) -> Result<bool, String> {
+    fn commit(
+        &mut self,
+        kind: u16,
+        template: &Template,
+        first: usize,
+        n: usize,
+        collecting: bool,
+    ) -> Result<bool, String> {
         let mut count = 1usize;
         for d in first..first + n {
             count = count.saturating_mul(self.choices(d));
         }
         if count == 0 {
             return Ok(false);
+        }
+        if !collecting {
+            return Err(NOT_COLLECTING.into());
         }
         if self.len.saturating_add(count) > MAX_LEGAL {
             return self.grow(count).map(|()| false);
@@ -349,7 +353,7 @@ mod tests {
                 legal.push_choice(c);
             }
         }
-        legal.finish_product(kind, t)
+        legal.finish_product(kind, t, true)
     }
 
     #[test]
@@ -402,7 +406,7 @@ mod tests {
     }
 
     #[test]
-    fn choices_of_mixed_widths_still_list_every_fitting_combination() {
+    fn choices_of_mixed_widths_are_an_error_and_one_width_lists_them_all() {
         let t = template("go {side} {int}");
         let mut legal = Legal::default();
         product(&mut legal, 0, &t, &[&[&[0, 1], &[2]], &[&[], &[7]]]).unwrap_err();

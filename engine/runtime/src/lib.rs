@@ -513,6 +513,25 @@ impl<C: CompiledRules> Compiled<C> {
         }
     }
 
+    /// What generated code runs with during one call, on `cx`.
+    fn runtime<'a>(&'a self, cx: &'a mut Ctx) -> Rt<'a> {
+        Rt {
+            cx,
+            variant: &self.variant,
+            fuel: self.limits.max_operations,
+            max_depth: self.limits.max_call_levels as u32,
+            counts: self.tracking.get().then_some(&self.counts),
+        }
+    }
+
+    /// An entry point's result as the protocol's reply.
+    fn reply(&self, entry: &Entry<'_>, result: Result<Value, Fail>) -> Result<Reply, ScriptError> {
+        match result {
+            Ok(v) => Ok(reply_of(entry, v)),
+            Err(f) => Err(self.error(f, "?")),
+        }
+    }
+
     fn error(&self, f: Fail, entry: &str) -> ScriptError {
         let (file, function, line, column) = match f.at {
             Some((file, function, line, col)) => (
@@ -586,13 +605,7 @@ impl<C: CompiledRules> Rules for Compiled<C> {
         let Some(Native(this)) = this else {
             return Err(self.error(Fail::new("the game's data was not made by these compiled rules"), "?"));
         };
-        let mut rt = Rt {
-            cx,
-            variant: &self.variant,
-            fuel: self.limits.max_operations,
-            max_depth: self.limits.max_call_levels as u32,
-            counts: self.tracking.get().then_some(&self.counts),
-        };
+        let mut rt = self.runtime(cx);
         let r = &self.rules;
         let unit = |x: Result<(), Fail>| x.map(|()| Value::Unit);
         let result = match entry {
@@ -615,28 +628,15 @@ impl<C: CompiledRules> Rules for Compiled<C> {
             Entry::Labels => r.labels(this, &mut rt),
             Entry::Invariant { index } => r.invariant(index, this, &mut rt),
         };
-        match result {
-            Ok(v) => Ok(reply_of(&entry, v)),
-            Err(f) => Err(self.error(f, "?")),
-        }
+        self.reply(&entry, result)
     }
 
     fn call_query(&self, entry: Entry<'_>, cx: &mut Ctx, data: &Data) -> Option<Result<Reply, ScriptError>> {
         let q = Query::of(&entry)?;
         let Data::Native(n) = data else { return None };
         let Native(this) = n.as_any().downcast_ref::<Native<C::This>>()?;
-        let mut rt = Rt {
-            cx,
-            variant: &self.variant,
-            fuel: self.limits.max_operations,
-            max_depth: self.limits.max_call_levels as u32,
-            counts: self.tracking.get().then_some(&self.counts),
-        };
-        let result = self.rules.query_ref(q, this, &mut rt)?;
-        Some(match result {
-            Ok(v) => Ok(reply_of(&entry, v)),
-            Err(f) => Err(self.error(f, "?")),
-        })
+        let result = self.rules.query_ref(q, this, &mut self.runtime(cx))?;
+        Some(self.reply(&entry, result))
     }
 
     fn data_from_json(&self, v: serde_json::Value) -> Result<Data, String> {
