@@ -9,7 +9,7 @@ use proptest::prelude::*;
 use proptest::sample::Index;
 use rulesmith_core::rng;
 use rulesmith_core::{Game, State, ToMove};
-use rulesmith_lab::bot::{Bot, GreedyBot};
+use rulesmith_lab::bot::{Bot, Budget, GreedyBot, MctsBot};
 
 /// Plays `steps` decisions of a seeded game (chance included).
 fn partial_game(g: &Game, players: usize, seed: u64, choices: &[Index]) -> State {
@@ -167,6 +167,7 @@ fn bots_cannot_see_a_secret_commitment() {
     assert!(p1_choices.len() > 1, "P1 needs a choice for this test");
     let mut worlds = Vec::new();
     let mut greedy = Vec::new();
+    let mut mcts = Vec::new();
     for &a in &p1_choices {
         let mut s = before.clone();
         g.apply_action(&mut s, a).unwrap();
@@ -174,6 +175,8 @@ fn bots_cannot_see_a_secret_commitment() {
         let legal = g.legal_actions(&s).unwrap();
         let mut bot = GreedyBot::new(11);
         greedy.push(legal[bot.choose(&g, &s, &legal).unwrap()]);
+        let mut bot = MctsBot::new(11, Budget::Playouts(40));
+        mcts.push(legal[bot.choose(&g, &s, &legal).unwrap()]);
     }
     for w in &worlds[1..] {
         assert!(w.same_as(&worlds[0]), "P2's world depends on P1's secret commitment");
@@ -182,14 +185,19 @@ fn bots_cannot_see_a_secret_commitment() {
         greedy.iter().all(|a| *a == greedy[0]),
         "P2's greedy choice depends on P1's secret commitment"
     );
+    assert!(
+        mcts.iter().all(|a| *a == mcts[0]),
+        "P2's MCTS choice depends on P1's secret commitment"
+    );
     // And the truth does differ between them.
     let commitments: std::collections::BTreeSet<String> = p1_choices.iter().map(|a| g.action_text(a)).collect();
     assert_eq!(commitments.len(), p1_choices.len());
 }
 
 /// The experiment behind the secret round: a greedy P2 that looks at the
-/// true state (so sees P1's face-down cards) against one that decides on
-/// its own view, both facing the same greedy P1 over the same seeds.
+/// true state (so sees P1's face-down cards and hand) against the greedy
+/// bot, which decides on its own view, both facing the same random P1 over
+/// the same seeds (paired games).
 /// Run: cargo test --release --test hidden peeking -- --ignored --nocapture
 #[test]
 #[ignore = "an experiment that prints figures, not a check"]
@@ -243,7 +251,7 @@ fn peeking_at_the_commitment_pays_and_the_bots_cannot() {
         let mut pair = [0.0; 2];
         for (k, peeks) in [false, true].into_iter().enumerate() {
             let mut chance = rng::seeded(seed);
-            let mut p1 = GreedyBot::new(rng::derive(seed, 1));
+            let mut p1 = rulesmith_lab::bot::RandomBot::new(rng::derive(seed, 1));
             let mut p2: Box<dyn Bot> = if peeks {
                 Box::new(Peeking(rng::seeded(rng::derive(seed, 2))))
             } else {

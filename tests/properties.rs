@@ -103,3 +103,36 @@ fn same_seed_and_choices_give_the_same_game() {
     let (_, rc) = driven_playout(&g, 2, 100, &choices, DECISION_BOUND).unwrap();
     assert_ne!(ra, rc, "another seed should give another game");
 }
+
+/// The sizes of Battlefield: Space's legal lists over random games, for
+/// the record: cargo test --release --test properties legal_list_sizes -- --ignored --nocapture
+#[test]
+#[ignore = "prints figures, not a check"]
+fn battlefield_space_legal_list_sizes() {
+    use rulesmith_core::rng;
+    use rulesmith_core::ToMove;
+    let g = game("battlefield-space");
+    let (mut n, mut total, mut max) = (0usize, 0usize, 0usize);
+    for seed in 0..200 {
+        let mut r = rng::seeded(seed);
+        let mut s = g.new_game(2).unwrap();
+        while !s.is_terminal() {
+            match s.to_move() {
+                ToMove::Chance => {
+                    let o = g.sample_outcome(&s, &mut r).unwrap();
+                    g.apply_outcome_scratch(&mut s, o).unwrap();
+                }
+                _ => {
+                    let legal = g.legal_actions(&s).unwrap();
+                    (n, total, max) = (n + 1, total + legal.len(), max.max(legal.len()));
+                    let a = legal[rng::below(&mut r, legal.len() as u32) as usize];
+                    g.apply_scratch(&mut s, a).unwrap();
+                }
+            }
+        }
+    }
+    eprintln!(
+        "{n} decisions in 200 random games: legal list mean {:.2}, max {max}",
+        total as f64 / n as f64
+    );
+}

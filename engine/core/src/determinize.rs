@@ -14,9 +14,11 @@
 //! did to everyone: the same seat to decide, the same chance event pending
 //! (its source, its size, the outcomes received). The hidden steps of one
 //! chance event, or one hidden decision, form a group; where the world
-//! stops fitting, the latest group is drawn afresh (up to [`TRIES`] times,
-//! then the group before it). Draws come from what the replayed game holds
-//! at that point, never from the truth:
+//! stops fitting, the latest group is drawn afresh: at random
+//! ([`RANDOM_TRIES`] times), then combination by combination (so that a
+//! world is found even when few draws fit), then the group before it. Draws
+//! come from what the replayed game holds at that point, never from the
+//! truth:
 //!
 //! - a hidden card: a card of its deck's draw pile at that point, less
 //!   those the history later draws in the open from that deck (so each
@@ -43,16 +45,35 @@ enum Seen {
 }
 
 /// A group of hidden steps being redealt: steps `at..=end`, the state
-/// before them, and how often they were drawn on this visit.
+/// before them, and how far the drawing got on this visit.
 struct Point {
     at: usize,
     end: usize,
     before: State,
+    /// Random draws so far.
     tries: u32,
+    /// Then the systematic ones: the next combination to try, and how many
+    /// there are.
+    next: u64,
+    combinations: u64,
 }
 
-/// How often a group is drawn afresh before the one before it is.
-const TRIES: u32 = 16;
+/// How a group's hidden steps are chosen.
+#[derive(Clone, Copy)]
+enum Draw {
+    /// At random, as a world is drawn.
+    Random,
+    /// Combination `k` of every card kind (or legal action) at each hidden
+    /// step: a world that fits is found even when random draws rarely fit
+    /// (a redealt card the rules would have shown at once, say).
+    Systematic(u64),
+}
+
+/// No world fits within the work budget.
+struct NoFit;
+
+/// Random draws of a group before trying its combinations one by one.
+const RANDOM_TRIES: u32 = 64;
 
 impl Game {
     /// A state that `viewer` cannot tell from `state`: every card dealt in
@@ -70,12 +91,26 @@ impl Game {
         viewer: Option<Seat>,
         rng: &mut R,
     ) -> Result<State, GameError> {
+        let mut worlds = self.determinize_worlds(state, viewer, rng, 1)?;
+        Ok(worlds.pop().expect("one world"))
+    }
+
+    /// `count` worlds drawn as [`Game::determinize`] draws one, in a row
+    /// (what a bot that looks at several worlds needs: what is common to
+    /// them is worked out once).
+    pub fn determinize_worlds<R: rand::Rng + ?Sized>(
+        &self,
+        state: &State,
+        viewer: Option<Seat>,
+        rng: &mut R,
+        count: usize,
+    ) -> Result<Vec<State>, GameError> {
         if !state.core.hides_from(viewer) {
-            return Ok(state.clone());
+            return Ok(vec![state.clone(); count]);
         }
         // A replay tells nobody anything: its narration is dropped.
         let told = self.ctx.borrow().narration.len();
-        let r = self.redeal(state, viewer, rng);
+        let r = self.redeal(state, viewer, rng, count);
         self.ctx.borrow_mut().narration.truncate(told);
         r
     }
@@ -85,7 +120,8 @@ impl Game {
         state: &State,
         viewer: Option<Seat>,
         rng: &mut R,
-    ) -> Result<State, GameError> {
+        count: usize,
+    ) -> Result<Vec<State>, GameError> {
         if !state.history.is_kept() {
             return Err(GameError::Rules(
                 "cannot redeal a state that forgot its history (a throwaway playout state)".into(),
@@ -154,18 +190,39 @@ impl Game {
             buf,
             work: 0,
         };
-        let budget = 32 * n + 4096;
-        let mut s = self.new_game(state.core.seats)?;
+        let mut worlds = Vec::with_capacity(count);
+        for _ in 0..count {
+            walk.work = 0;
+            let world = self.find_world(state.core.seats, &mut walk, &group_end, &end_shape, rng);
+            worlds.push(world.map_err(|NoFit| no_fit())?);
+        }
+        Ok(worlds)
+    }
+
+    /// One world that fits (see the module's documentation); `Err` when
+    /// none does within the work budget.
+    fn find_world<R: rand::Rng + ?Sized>(
+        &self,
+        seats: usize,
+        walk: &mut Walk<'_>,
+        group_end: &[usize],
+        end_shape: &Shape,
+        rng: &mut R,
+    ) -> Result<State, NoFit> {
+        let (steps, seen, shapes) = (walk.steps, walk.seen, walk.shapes);
+        let n = steps.len();
+        let budget = 64 * n + 65_536;
+        let mut s = self.new_game(seats).map_err(|_| NoFit)?;
         let mut stack: Vec<Point> = Vec::new();
         let mut i = 0;
         'replay: loop {
             // Forward as far as the world fits.
             let fits = loop {
                 if walk.work > budget {
-                    return Err(no_fit());
+                    return Err(NoFit);
                 }
                 if i == n {
-                    break shape(&s) == end_shape;
+                    break shape(&s) == *end_shape;
                 }
                 if shape(&s) != shapes[i] {
                     break false;
@@ -179,13 +236,16 @@ impl Game {
                     continue;
                 }
                 let end = group_end[i];
+                let combinations = self.combinations(&mut s, i, end, walk);
                 stack.push(Point {
                     at: i,
                     end,
                     before: s.clone(),
                     tries: 1,
+                    next: 0,
+                    combinations,
                 });
-                if !self.redeal_group(&mut s, i, end, &mut walk, rng) {
+                if !self.redeal_group(&mut s, i, end, walk, Draw::Random, rng) {
                     break false;
                 }
                 i = end + 1;
@@ -193,22 +253,28 @@ impl Game {
             if fits {
                 return Ok(s);
             }
-            // Draw the latest group afresh; after a few failures, the one
-            // before it.
+            // Draw the latest group afresh: at random a few times, then
+            // combination by combination; when none fits, the group before
+            // it.
             loop {
                 if walk.work > budget {
-                    return Err(no_fit());
+                    return Err(NoFit);
                 }
                 let Some(p) = stack.last_mut() else {
-                    return Err(no_fit());
+                    return Err(NoFit);
                 };
-                if p.tries >= TRIES {
+                let how = if p.tries < RANDOM_TRIES {
+                    p.tries += 1;
+                    Draw::Random
+                } else if p.next < p.combinations {
+                    p.next += 1;
+                    Draw::Systematic(p.next - 1)
+                } else {
                     stack.pop();
                     continue;
-                }
-                p.tries += 1;
+                };
                 s = p.before.clone();
-                if self.redeal_group(&mut s, p.at, p.end, &mut walk, rng) {
+                if self.redeal_group(&mut s, p.at, p.end, walk, how, rng) {
                     i = p.end + 1;
                     continue 'replay;
                 }
@@ -227,6 +293,31 @@ impl Game {
         Ok(out)
     }
 
+    /// How many combinations a group's hidden steps have: the kinds of card
+    /// of the deck at each hidden card, the legal actions at a hidden
+    /// decision (a group holds one).
+    fn combinations(&self, s: &mut State, from: usize, to: usize, walk: &Walk<'_>) -> u64 {
+        let mut n: u64 = 1;
+        for i in from..=to {
+            let choices = match walk.seen[i] {
+                Seen::Known => 1,
+                Seen::HiddenDecision => {
+                    let mut buf = Vec::new();
+                    match self.legal_actions_into(s, &mut buf) {
+                        Ok(()) => buf.len() as u64,
+                        Err(_) => 0,
+                    }
+                }
+                Seen::HiddenCard => match &walk.shapes[i].1 {
+                    Some((ChanceSource::Deck { deck, .. }, _, _)) => self.variant.decks[*deck].cards.len() as u64,
+                    _ => 0,
+                },
+            };
+            n = n.saturating_mul(choices);
+        }
+        n
+    }
+
     /// Applies steps `from..=to` of the history, drawing the hidden ones
     /// afresh (false: the world does not fit).
     fn redeal_group<R: rand::Rng + ?Sized>(
@@ -235,23 +326,53 @@ impl Game {
         from: usize,
         to: usize,
         walk: &mut Walk<'_>,
+        how: Draw,
         rng: &mut R,
     ) -> bool {
+        // In systematic draws, the combination's digit for each hidden step.
+        let mut rest = match how {
+            Draw::Systematic(k) => k,
+            Draw::Random => 0,
+        };
+        let mut digit = |radix: usize| -> usize {
+            let d = (rest % radix.max(1) as u64) as usize;
+            rest /= radix.max(1) as u64;
+            d
+        };
         for i in from..=to {
             walk.work += 1;
             if shape(s) != walk.shapes[i] {
                 return false;
             }
-            let applied = match walk.seen[i] {
-                Seen::Known => self.replay_step(s, walk.steps[i], &mut walk.buf),
-                Seen::HiddenDecision => match self.pick_decision(s, &mut walk.buf, rng) {
+            let applied = match (walk.seen[i], how) {
+                (Seen::Known, _) => self.replay_step(s, walk.steps[i], &mut walk.buf),
+                (Seen::HiddenDecision, Draw::Random) => match self.pick_decision(s, &mut walk.buf, rng) {
                     Some(a) => self.apply_scratch(s, a),
                     None => return false,
                 },
-                Seen::HiddenCard => match self.pick_card(s, i, walk.open_draws, rng) {
+                (Seen::HiddenDecision, Draw::Systematic(_)) => {
+                    if self.legal_actions_into(s, &mut walk.buf).is_err() {
+                        return false;
+                    }
+                    let a = walk.buf[digit(walk.buf.len())];
+                    self.apply_scratch(s, a)
+                }
+                (Seen::HiddenCard, Draw::Random) => match self.pick_card(s, i, walk.open_draws, rng) {
                     Some(o) => self.apply_outcome_scratch(s, o),
                     None => return false,
                 },
+                (Seen::HiddenCard, Draw::Systematic(_)) => {
+                    let deck = match s.core.chance.as_ref().map(|p| &p.source) {
+                        Some(ChanceSource::Deck { deck, .. }) => *deck,
+                        _ => return false,
+                    };
+                    let card = digit(self.variant.decks[deck].cards.len()) as u16;
+                    if !self.in_pool(s, i, walk.open_draws, card) {
+                        return false;
+                    }
+                    let deck = deck as u16;
+                    self.apply_outcome_scratch(s, Outcome::Card { deck, card })
+                }
             };
             if applied.is_err() {
                 return false;
@@ -272,6 +393,19 @@ impl Game {
             }
             Step::Chance(o) => self.apply_outcome_scratch(s, o),
         }
+    }
+
+    /// Whether `card` can be drawn at hidden step `at` (see `pick_card`).
+    fn in_pool(&self, s: &State, at: usize, open_draws: &[(usize, u16, u16)], card: u16) -> bool {
+        let Some(ChanceSource::Deck { deck, .. }) = s.core.chance.as_ref().map(|p| &p.source) else {
+            return false;
+        };
+        let in_pile = s.core.decks[*deck].iter().filter(|&&c| c == card).count();
+        let drawn_later = open_draws
+            .iter()
+            .filter(|(i, d, c)| *i > at && *d as usize == *deck && *c == card)
+            .count();
+        in_pile > drawn_later
     }
 
     /// A hidden decision drawn afresh: one of the legal actions, uniformly.
