@@ -19,7 +19,7 @@ use std::collections::HashMap;
 /// and carried out by the game once the call returns.
 #[derive(Default, Debug)]
 pub struct Ctx {
-    pub core: Core,
+    pub core: Box<Core>,
     /// Legal actions collected by `add` and `add_all`.
     pub legal: Legal,
     /// True while a step's legal function runs: only then may it `add`.

@@ -189,7 +189,7 @@ impl Game {
             round: 0,
         };
         let mut state = State {
-            core,
+            core: Box::new(core),
             data: self.rules.new_data(),
             history: History::default(),
         };
@@ -458,7 +458,7 @@ impl Game {
         }
         let saved: Saved = serde_json::from_str(text).map_err(|e| GameError::Rules(e.to_string()))?;
         Ok(State {
-            core: saved.core,
+            core: Box::new(saved.core),
             data: self.rules.data_from_json(saved.data).map_err(GameError::Rules)?,
             history: saved.history,
         })
@@ -846,9 +846,10 @@ impl Game {
     /// the rules' natives (moved into the `Ctx`) for the call.
     fn call(&self, state: &mut State, entry: Entry<'_>) -> Result<Reply, GameError> {
         let mut cx = self.ctx.borrow_mut();
-        cx.core = std::mem::take(&mut state.core);
+        // The core is lent by swapping boxes: no copy of it either way.
+        std::mem::swap(&mut cx.core, &mut state.core);
         let result = self.rules.call(entry, &mut cx, &mut state.data);
-        state.core = std::mem::take(&mut cx.core);
+        std::mem::swap(&mut cx.core, &mut state.core);
         result.map_err(Into::into)
     }
 
@@ -865,10 +866,8 @@ impl Game {
         // core is always a copy (a native called by mistake changes that).
         let lent = {
             let mut cx = self.ctx.borrow_mut();
-            cx.core = state.core.clone();
-            let r = self.rules.call_query(entry, &mut cx, &state.data);
-            cx.core = Core::default();
-            r
+            cx.core.clone_from(&state.core);
+            self.rules.call_query(entry, &mut cx, &state.data)
         };
         let r = match lent {
             Some(r) => r.map_err(Into::into),

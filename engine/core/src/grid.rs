@@ -7,9 +7,16 @@
 //! lets a piece slide between others, which then move apart. Pieces not in
 //! play have column `-1`.
 
-/// Ranks of the distinct values of `values` (ignoring `None`), in order.
-fn ranks(values: impl Iterator<Item = i64> + Clone) -> Vec<i64> {
-    let mut v: Vec<i64> = values.collect();
+use smallvec::SmallVec;
+
+/// Scratch lists of pieces: on the stack for boards of up to 16 pieces,
+/// so that listing and placing allocate nothing in the common case
+/// (these run once per legal listing and per move in playouts).
+type Pieces<T> = SmallVec<[T; 16]>;
+
+/// The sorted distinct values of `values`.
+fn ranks(values: impl Iterator<Item = i64>) -> Pieces<i64> {
+    let mut v: Pieces<i64> = values.collect();
     v.sort_unstable();
     v.dedup();
     v
@@ -21,8 +28,7 @@ fn rank_of(sorted: &[i64], x: i64) -> i64 {
 
 /// Compacts present pieces' coordinates in place.
 pub fn compact(cols: &mut [i64], rows: &mut [i64]) {
-    let present = |i: &usize| cols[*i] >= 0;
-    let idx: Vec<usize> = (0..cols.len()).filter(present).collect();
+    let idx: Pieces<usize> = (0..cols.len()).filter(|&i| cols[i] >= 0).collect();
     let cs = ranks(idx.iter().map(|&i| cols[i]));
     let rs = ranks(idx.iter().map(|&i| rows[i]));
     for &i in &idx {
@@ -31,26 +37,32 @@ pub fn compact(cols: &mut [i64], rows: &mut [i64]) {
     }
 }
 
-/// The compact frame of every present piece but `mover`.
+/// The compact frame of every present piece but `mover`, and the slot the
+/// mover holds in it (if it is on the board).
 struct Frame {
-    cols: Vec<i64>,
-    rows: Vec<i64>,
-    cells: Vec<(i64, i64)>,
+    cols: Pieces<i64>,
+    rows: Pieces<i64>,
+    cells: Pieces<(i64, i64)>,
+    current: Option<(i64, i64)>,
 }
 
 impl Frame {
     fn without(cols: &[i64], rows: &[i64], mover: Option<usize>) -> Frame {
-        let others: Vec<usize> = (0..cols.len()).filter(|&i| cols[i] >= 0 && Some(i) != mover).collect();
+        let others: Pieces<usize> = (0..cols.len()).filter(|&i| cols[i] >= 0 && Some(i) != mover).collect();
         let cs = ranks(others.iter().map(|&i| cols[i]));
         let rs = ranks(others.iter().map(|&i| rows[i]));
         let cells = others
             .iter()
             .map(|&i| (rank_of(&cs, cols[i]), rank_of(&rs, rows[i])))
             .collect();
+        let current = mover
+            .filter(|&m| cols[m] >= 0)
+            .map(|m| (Frame::slot_of(&cs, cols[m]), Frame::slot_of(&rs, rows[m])));
         Frame {
             cols: cs,
             rows: rs,
             cells,
+            current,
         }
     }
 
@@ -61,35 +73,54 @@ impl Frame {
             Err(k) => 2 * k as i64,
         }
     }
+
+    /// The largest doubled column and row.
+    fn bounds(&self) -> (i64, i64) {
+        (2 * self.cols.len() as i64, 2 * self.rows.len() as i64)
+    }
+
+    /// Whether the mover may go to doubled slot `(c, r)`: inside the
+    /// bounds, not another piece's cell, not where it already is.
+    fn is_free(&self, c: i64, r: i64) -> bool {
+        let (c_max, r_max) = self.bounds();
+        let inside = (0..=c_max).contains(&c) && (0..=r_max).contains(&r);
+        let taken = c % 2 == 1 && r % 2 == 1 && self.cells.contains(&((c - 1) / 2, (r - 1) / 2));
+        inside && !taken && self.current != Some((c, r))
+    }
 }
 
 /// Every destination slot `(c, r)` for `mover` (or for a new piece when
-/// `mover` is `None`): free cells and new lines, minus the mover's own slot.
-pub fn slots(cols: &[i64], rows: &[i64], mover: Option<usize>) -> Vec<(i64, i64)> {
+/// `mover` is `None`): free cells and new lines, minus the mover's own
+/// slot, column by column, handed to `each` (no list is built).
+pub fn for_each_slot(cols: &[i64], rows: &[i64], mover: Option<usize>, mut each: impl FnMut(i64, i64)) {
     let f = Frame::without(cols, rows, mover);
-    let (c_max, r_max) = (2 * f.cols.len() as i64, 2 * f.rows.len() as i64);
-    let current = mover
-        .filter(|&m| cols[m] >= 0)
-        .map(|m| (Frame::slot_of(&f.cols, cols[m]), Frame::slot_of(&f.rows, rows[m])));
-    let mut out = Vec::with_capacity(((c_max + 1) * (r_max + 1)) as usize);
+    let (c_max, r_max) = f.bounds();
     for c in 0..=c_max {
         for r in 0..=r_max {
-            let taken = c % 2 == 1 && r % 2 == 1 && f.cells.contains(&((c - 1) / 2, (r - 1) / 2));
-            if !taken && current != Some((c, r)) {
-                out.push((c, r));
+            if f.is_free(c, r) {
+                each(c, r);
             }
         }
     }
+}
+
+/// [`for_each_slot`] as a list.
+pub fn slots(cols: &[i64], rows: &[i64], mover: Option<usize>) -> Vec<(i64, i64)> {
+    let mut out = Vec::new();
+    for_each_slot(cols, rows, mover, |c, r| out.push((c, r)));
     out
 }
 
 /// Moves (or places) `mover` to slot `(c, r)` and compacts everything.
 /// Returns false, changing nothing, if the slot is not one of [`slots`].
 pub fn place(cols: &mut [i64], rows: &mut [i64], mover: usize, c: i64, r: i64) -> bool {
-    if mover >= cols.len() || !slots(cols, rows, Some(mover)).contains(&(c, r)) {
+    if mover >= cols.len() {
         return false;
     }
     let f = Frame::without(cols, rows, Some(mover));
+    if !f.is_free(c, r) {
+        return false;
+    }
     // Others go to odd doubled coordinates, the mover to its slot; compacting
     // the doubled coordinates gives the new arrangement.
     for i in 0..cols.len() {

@@ -20,12 +20,21 @@ pub fn at_least(values: &[i64], min: i64) -> Vec<i64> {
 }
 
 /// `grid_slots`: the slots piece `mover` (or a new piece, when negative)
-/// may take on the ordinal grid ([`crate::grid`]), arguments checked.
-pub fn grid_slots(cols: &[i64], rows: &[i64], mover: i64) -> Result<Vec<(i64, i64)>, String> {
+/// may take on the ordinal grid ([`crate::grid`]), arguments checked,
+/// handed to `each` in order.
+pub fn for_each_grid_slot(cols: &[i64], rows: &[i64], mover: i64, each: impl FnMut(i64, i64)) -> Result<(), String> {
     if cols.len() != rows.len() || mover >= cols.len() as i64 {
         return Err("grid_slots: cols and rows must have one entry per piece, and mover must be a piece".into());
     }
-    Ok(crate::grid::slots(cols, rows, (mover >= 0).then_some(mover as usize)))
+    crate::grid::for_each_slot(cols, rows, (mover >= 0).then_some(mover as usize), each);
+    Ok(())
+}
+
+/// [`for_each_grid_slot`] as a list.
+pub fn grid_slots(cols: &[i64], rows: &[i64], mover: i64) -> Result<Vec<(i64, i64)>, String> {
+    let mut out = Vec::new();
+    for_each_grid_slot(cols, rows, mover, |c, r| out.push((c, r)))?;
+    Ok(out)
 }
 
 /// `grid_place`: the columns and rows after piece `mover` moves to a slot.

@@ -288,7 +288,7 @@ pub enum ToMove {
 /// with `Game::save_state` and `Game::load_state`.
 #[derive(Clone, Debug)]
 pub struct State {
-    pub core: Core,
+    pub core: Box<Core>,
     /// The rule set's own data, owned by its scripts.
     pub data: Data,
     /// Every decision and chance outcome since setup began.

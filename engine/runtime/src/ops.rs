@@ -511,11 +511,9 @@ pub fn at_least(v: &[i64], min: i64) -> Vec<i64> {
 // interpreter); here only the shapes change.
 
 pub fn grid_slots(cols: &[i64], rows: &[i64], mover: i64) -> R<Vec<Vec<i64>>> {
-    Ok(rulesmith_core::natives::grid_slots(cols, rows, mover)
-        .map_err(Fail::new)?
-        .into_iter()
-        .map(|(x, y)| vec![x, y])
-        .collect())
+    let mut out = Vec::with_capacity((2 * cols.len() + 1).pow(2));
+    rulesmith_core::natives::for_each_grid_slot(cols, rows, mover, |c, r| out.push(vec![c, r])).map_err(Fail::new)?;
+    Ok(out)
 }
 
 pub fn grid_place(cols: &[i64], rows: &[i64], mover: i64, col: i64, row: i64) -> R<Vec<Vec<i64>>> {
