@@ -554,8 +554,10 @@ fn register_add(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) {
     let (c, i) = (ctx.clone(), info.clone());
     engine.register_fn("add_all", move |name: &str, domains: Array| -> NativeResult<()> {
         let kind = i.names.action(name)?;
-        // `push` checks each combination against the action's template.
-        Domains::read(&domains)?.each(|values| push(&c, &i, kind, values))
+        let domains: Vec<natives::Dyn<Dynamic>> = domains.iter().map(natives::Dyn).collect();
+        // `add` checks each combination against the action's template.
+        let add = |values: &[INT]| c.borrow_mut().add(&i.variant, kind, values);
+        Ok(natives::add_all(&domains, add)?)
     });
     add_arity!();
     add_arity!(a);
@@ -564,137 +566,6 @@ fn register_add(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) {
     add_arity!(a, b, d, e);
     add_arity!(a, b, d, e, f);
     add_arity!(a, b, d, e, f, g);
-}
-
-/// The domains of an `add_all`, flattened: every choice's numbers in one
-/// buffer, so building the combinations allocates nothing per choice.
-#[derive(Debug)]
-struct Domains {
-    /// The numbers of every choice of every domain, in order.
-    values: Vec<INT>,
-    /// Per choice: where its numbers start in `values` (one extra at the end).
-    starts: Vec<usize>,
-    /// Per domain: where its choices start in `starts` (one extra at the end).
-    domains: Vec<usize>,
-}
-
-impl Domains {
-    fn read(domains: &Array) -> NativeResult<Domains> {
-        let mut flat = Domains {
-            values: Vec::with_capacity(64),
-            starts: Vec::with_capacity(32),
-            domains: Vec::with_capacity(domains.len() + 1),
-        };
-        for d in domains {
-            flat.domains.push(flat.starts.len());
-            if let Ok(x) = d.as_int() {
-                flat.choice(&[x]);
-            } else if let Some(arr) = d.read_lock::<Array>() {
-                for alt in arr.iter() {
-                    if let Ok(x) = alt.as_int() {
-                        flat.choice(&[x]);
-                    } else if let Some(inner) = alt.read_lock::<Array>() {
-                        flat.starts.push(flat.values.len());
-                        for v in inner.iter() {
-                            let x = v
-                                .as_int()
-                                .map_err(|t| format!("add_all: expected numbers, found {t}"))?;
-                            flat.values.push(x);
-                        }
-                    } else {
-                        return Err(format!(
-                            "add_all: a choice must be a number or an array of numbers, found {}",
-                            alt.type_name()
-                        )
-                        .into());
-                    }
-                }
-            } else {
-                return Err(format!(
-                    "add_all: a domain must be a number or an array, found {}",
-                    d.type_name()
-                )
-                .into());
-            }
-        }
-        flat.domains.push(flat.starts.len());
-        flat.starts.push(flat.values.len());
-        Ok(flat)
-    }
-
-    fn choice(&mut self, numbers: &[INT]) {
-        self.starts.push(self.values.len());
-        self.values.extend_from_slice(numbers);
-    }
-
-    fn count(&self) -> usize {
-        self.domains.len() - 1
-    }
-
-    fn choices(&self, domain: usize) -> usize {
-        self.domains[domain + 1] - self.domains[domain]
-    }
-
-    /// Numbers in choice `c` (counting every domain's choices in order).
-    fn width(&self, c: usize) -> usize {
-        self.starts[c + 1] - self.starts[c]
-    }
-
-    /// True when some domain has no choice: there is no combination.
-    fn is_empty(&self) -> bool {
-        (0..self.count()).any(|d| self.choices(d) == 0)
-    }
-
-    /// The most numbers a combination can have.
-    fn widest(&self) -> usize {
-        (0..self.count())
-            .map(|d| {
-                (self.domains[d]..self.domains[d + 1])
-                    .map(|c| self.width(c))
-                    .max()
-                    .unwrap_or(0)
-            })
-            .sum()
-    }
-
-    /// Calls `f` with every combination, the first domain varying slowest.
-    fn each(&self, mut f: impl FnMut(&[INT]) -> NativeResult<()>) -> NativeResult<()> {
-        if self.is_empty() {
-            return Ok(());
-        }
-        let mut index = vec![0usize; self.count()];
-        let mut values = vec![0 as INT; self.widest()];
-        loop {
-            let len = self.fill(&index, &mut values);
-            f(&values[..len])?;
-            // Odometer: advance the last domain first.
-            let mut pos = index.len();
-            loop {
-                if pos == 0 {
-                    return Ok(());
-                }
-                pos -= 1;
-                index[pos] += 1;
-                if index[pos] < self.choices(pos) {
-                    break;
-                }
-                index[pos] = 0;
-            }
-        }
-    }
-
-    /// Writes the combination `index` into `out` and returns how many
-    /// numbers it has (at most [`Domains::widest`]).
-    fn fill(&self, index: &[usize], out: &mut [INT]) -> usize {
-        let mut len = 0;
-        for (d, &k) in index.iter().enumerate() {
-            let c = self.domains[d] + k;
-            let numbers = &self.values[self.starts[c]..self.starts[c + 1]];
-            out[len..len + numbers.len()].copy_from_slice(numbers);
-            len += numbers.len();
-        }
-        len
-    }
 }
 
 /// Chance: dice and card draws go through the engine, never a script RNG.
@@ -1244,54 +1115,6 @@ pub(crate) fn script_error(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn array(items: Vec<Dynamic>) -> Dynamic {
-        Dynamic::from_array(items)
-    }
-
-    fn int(x: INT) -> Dynamic {
-        Dynamic::from_int(x)
-    }
-
-    /// Every combination `add_all` would add, in order.
-    fn combinations(flat: &Domains) -> Vec<Vec<INT>> {
-        let mut out = Vec::new();
-        flat.each(|v| {
-            out.push(v.to_vec());
-            Ok(())
-        })
-        .unwrap();
-        out
-    }
-
-    #[test]
-    fn domains_give_every_combination_first_domain_slowest() {
-        // [0, 1] x a slot [c, r] from two x a fixed 7.
-        let slots = array(vec![array(vec![int(2), int(3)]), array(vec![int(4), int(5)])]);
-        let d = Domains::read(&vec![array(vec![int(0), int(1)]), slots, int(7)]).unwrap();
-        assert_eq!(d.widest(), 4);
-        assert_eq!(
-            combinations(&d),
-            vec![vec![0, 2, 3, 7], vec![0, 4, 5, 7], vec![1, 2, 3, 7], vec![1, 4, 5, 7]]
-        );
-    }
-
-    #[test]
-    fn an_empty_domain_gives_nothing_and_bad_domains_are_errors() {
-        let d = Domains::read(&vec![array(vec![int(1)]), array(vec![])]).unwrap();
-        assert!(d.is_empty());
-        assert!(combinations(&d).is_empty());
-        // Choices of different widths: the widest combination counts.
-        let d = Domains::read(&vec![array(vec![array(vec![]), array(vec![int(1), int(2)])])]).unwrap();
-        assert_eq!(d.widest(), 2);
-        assert_eq!(combinations(&d), vec![vec![], vec![1, 2]]);
-        let e = Domains::read(&vec![Dynamic::from("x")]).unwrap_err();
-        assert!(e.to_string().contains("a domain must be a number or an array"), "{e}");
-        let e = Domains::read(&vec![array(vec![Dynamic::TRUE])]).unwrap_err();
-        assert!(e.to_string().contains("a choice must be a number or an array"), "{e}");
-        let e = Domains::read(&vec![array(vec![array(vec![Dynamic::TRUE])])]).unwrap_err();
-        assert!(e.to_string().contains("expected numbers"), "{e}");
-    }
 
     #[test]
     fn at_least_lists_the_indices_that_reach_the_minimum() {

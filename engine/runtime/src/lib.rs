@@ -14,6 +14,7 @@
 pub mod ops;
 pub mod value;
 
+use rulesmith_core::natives;
 use rulesmith_core::rules::{Data, Entry, FunctionProfile, Limits, NativeData, Reply, Rules};
 use rulesmith_core::state::Outcome;
 use rulesmith_core::variant::{self, Variant};
@@ -113,75 +114,25 @@ pub enum Domain<'a> {
     Dyn(&'a Value),
 }
 
-impl Domain<'_> {
-    fn len(&self) -> usize {
+/// The checks and messages are core's, shared with the interpreter.
+impl natives::Domain for Domain<'_> {
+    fn choices(&self) -> Result<usize, String> {
         match self {
-            Domain::One(_) => 1,
-            Domain::Ints(v) => v.len(),
-            Domain::Tuples(v) => v.len(),
-            Domain::Dyn(Value::Arr(a)) => a.len(),
-            Domain::Dyn(_) => 1,
+            Domain::One(_) => Ok(1),
+            Domain::Ints(v) => Ok(v.len()),
+            Domain::Tuples(v) => Ok(v.len()),
+            Domain::Dyn(v) => natives::Dyn(*v).choices(),
         }
     }
 
-    /// Appends choice `k`'s values to `out`.
-    fn push(&self, k: usize, out: &mut Vals) -> Result<(), String> {
+    fn push(&self, k: usize, out: &mut natives::Values) -> Result<(), String> {
         match self {
             Domain::One(x) => out.push(*x),
             Domain::Ints(v) => out.push(v[k]),
-            Domain::Tuples(v) => {
-                for &x in &v[k] {
-                    out.push(x);
-                }
-            }
-            Domain::Dyn(Value::Int(x)) => out.push(*x),
-            Domain::Dyn(Value::Arr(a)) => match &a[k] {
-                Value::Int(x) => out.push(*x),
-                Value::Arr(inner) => {
-                    for v in inner {
-                        match v {
-                            Value::Int(x) => out.push(*x),
-                            other => return Err(format!("add_all: expected numbers, found {}", other.type_name())),
-                        }
-                    }
-                }
-                other => {
-                    return Err(format!(
-                        "add_all: a choice must be a number or an array of numbers, found {}",
-                        other.type_name()
-                    ))
-                }
-            },
-            Domain::Dyn(other) => {
-                return Err(format!(
-                    "add_all: a domain must be a number or an array, found {}",
-                    other.type_name()
-                ))
-            }
+            Domain::Tuples(v) => v[k].iter().for_each(|&x| out.push(x)),
+            Domain::Dyn(v) => return natives::Dyn(*v).push(k, out),
         }
         Ok(())
-    }
-}
-
-/// The values of one combination being built: too many is an error the
-/// action's template reports (it takes fewer values).
-#[derive(Default)]
-struct Vals {
-    buf: [i64; rulesmith_core::state::MAX_ARGS + 1],
-    len: usize,
-}
-
-impl Vals {
-    fn push(&mut self, x: i64) {
-        if self.len < self.buf.len() {
-            self.buf[self.len] = x;
-        }
-        self.len += 1;
-    }
-
-    fn as_slice(&self) -> &[i64] {
-        // Past the buffer, a slice one too long: the template rejects it.
-        &self.buf[..self.len.min(self.buf.len())]
     }
 }
 
@@ -385,38 +336,10 @@ impl Rt<'_> {
         self.cx.add(self.variant, kind as u16, values)
     }
 
-    /// Every combination of the domains, the first varying slowest.
-    /// Allocation-free: an action has at most `MAX_ARGS` values, so the
-    /// odometer and the values fit in small arrays.
+    /// Every combination of the domains, the first varying slowest
+    /// (allocation-free: see [`natives::add_all`]).
     pub fn add_all(&mut self, kind: usize, domains: &[Domain<'_>]) -> Result<(), String> {
-        const MAX: usize = rulesmith_core::state::MAX_ARGS;
-        if domains.iter().any(|d| d.len() == 0) {
-            return Ok(());
-        }
-        if domains.len() > MAX {
-            return Err(format!("add_all: at most {MAX} domains, got {}", domains.len()));
-        }
-        let mut index = [0usize; MAX];
-        let mut values = Vals::default();
-        loop {
-            values.len = 0;
-            for (d, &k) in domains.iter().zip(&index) {
-                d.push(k, &mut values)?;
-            }
-            self.add(kind, values.as_slice())?;
-            let mut pos = domains.len();
-            loop {
-                if pos == 0 {
-                    return Ok(());
-                }
-                pos -= 1;
-                index[pos] += 1;
-                if index[pos] < domains[pos].len() {
-                    break;
-                }
-                index[pos] = 0;
-            }
-        }
+        natives::add_all(domains, |values| self.add(kind, values))
     }
 
     pub fn add_all_dyn(&mut self, kind: usize, domains: Value) -> Result<(), String> {
