@@ -99,27 +99,6 @@ pub enum Value {
     Map(ValueMap),
 }
 
-/// What `add_all` reads in a dynamic domain (see core's `natives::add_all`).
-impl rulesmith_core::natives::ScriptValue for Value {
-    fn int(&self) -> Option<i64> {
-        match self {
-            Value::Int(x) => Some(*x),
-            _ => None,
-        }
-    }
-
-    fn items<R>(&self, f: impl FnOnce(&[Self]) -> R) -> Option<R> {
-        match self {
-            Value::Arr(a) => Some(f(a)),
-            _ => None,
-        }
-    }
-
-    fn type_name(&self) -> &'static str {
-        Value::type_name(self)
-    }
-}
-
 impl Value {
     /// Rhai's name of the type (`type_of`).
     pub fn type_name(&self) -> &'static str {
