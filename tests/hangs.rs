@@ -289,7 +289,7 @@ fn the_report_has_a_win_rate_table_per_lifeboat_card() {
 
 /// A designer function deep in a chain of calls loops or recurses without
 /// end: both engines name it, its file and line, and the same calls, in
-/// setup, in an action and in a bot's evaluate.
+/// setup, in a legal function, in an action and in a bot's evaluate.
 #[test]
 fn both_engines_name_a_runaway_function_and_the_calls_that_led_to_it() {
     const RUNAWAY: &str = "tests/sandbox/runaway";
@@ -300,6 +300,7 @@ fn both_engines_name_a_runaway_function_and_the_calls_that_led_to_it() {
     let stages = [
         (0, "setup (tests/sandbox/runaway/rules.rhai:6:9)"),
         (1, "do_pass (tests/sandbox/runaway/rules.rhai:19:9)"),
+        (2, "play_legal (tests/sandbox/runaway/rules.rhai:12:9)"),
         (3, "evaluate (tests/sandbox/runaway/rules.rhai:26:9)"),
     ];
     for (fault, function, place) in faults {
