@@ -286,3 +286,69 @@ fn the_report_has_a_win_rate_table_per_lifeboat_card() {
     let stdout = text(&out.stdout);
     assert!(stdout.contains("winner's lifeboat"), "{stdout}");
 }
+
+/// A designer function deep in a chain of calls loops or recurses without
+/// end: both engines name it, its file and line, and the same calls, in
+/// setup, in a legal function, in an action and in a bot's evaluate.
+#[test]
+fn both_engines_name_a_runaway_function_and_the_calls_that_led_to_it() {
+    const RUNAWAY: &str = "tests/sandbox/runaway";
+    let dir = scratch("runaway");
+    let d = dir.to_str().unwrap();
+    // (fault, the function and its place, the entry point and its call)
+    let faults = [(1, "count_up", "helpers.rhai:12:"), (2, "deeper", "helpers.rhai:15:1")];
+    let stages = [
+        (0, "setup (tests/sandbox/runaway/rules.rhai:6:9)"),
+        (1, "do_pass (tests/sandbox/runaway/rules.rhai:19:9)"),
+        (2, "play_legal (tests/sandbox/runaway/rules.rhai:12:9)"),
+        (3, "evaluate (tests/sandbox/runaway/rules.rhai:26:9)"),
+    ];
+    for (fault, function, place) in faults {
+        for (stage, entry) in stages {
+            let (fault_set, stage_set) = (format!("fault={fault}"), format!("stage={stage}"));
+            let run = |engine: &str| {
+                let args = [
+                    "simulate",
+                    RUNAWAY,
+                    "--games",
+                    "1",
+                    "--bots",
+                    "greedy",
+                    "--set",
+                    &fault_set,
+                    "--set",
+                    &stage_set,
+                    "--engine",
+                    engine,
+                    "--failures",
+                    d,
+                ];
+                let (_, err) = fails(&args);
+                // The message and its backtrace, without the notices and
+                // the lines about the record.
+                let at = err.find("script error in").unwrap_or_else(|| panic!("{engine}: {err}"));
+                let lines: Vec<String> = err[at..]
+                    .lines()
+                    .take_while(|l| !l.starts_with("the game's record"))
+                    .map(str::to_string)
+                    .collect();
+                lines
+            };
+            let (interpreted, compiled) = (run("interpreted"), run("compiled"));
+            for lines in [&interpreted, &compiled] {
+                let head = format!("script error in {function}() at tests/sandbox/runaway/{place}");
+                assert!(lines[0].starts_with(&head), "{lines:#?}");
+                assert!(
+                    lines[1].starts_with(&format!("  at {function} (tests/sandbox/runaway/{place}")),
+                    "{lines:#?}"
+                );
+                assert_eq!(lines.last().unwrap(), &format!("  at {entry}"), "{lines:#?}");
+                let tidy = format!("  at tidy_up (tests/sandbox/runaway/helpers.rhai:{}:21)", 4 + fault);
+                assert_eq!(lines[lines.len() - 2], tidy, "{lines:#?}");
+            }
+            // The same calls; only where in a loop each engine stops may
+            // differ (the loop itself, or the variable the interpreter read).
+            assert_eq!(interpreted[2..], compiled[2..], "fault {fault} stage {stage}");
+        }
+    }
+}

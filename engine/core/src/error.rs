@@ -114,9 +114,10 @@ impl fmt::Display for LoadError {
     }
 }
 
-/// A script that failed at run time.
+/// A script that failed at run time: where (the innermost script function
+/// that was running, its file, line and column), what, and the calls that
+/// led there.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
-#[error("script error in {function}() at {}:{line}:{column}: {message}", file.display())]
 pub struct ScriptError {
     pub file: PathBuf,
     /// The innermost script function that was running.
@@ -124,6 +125,117 @@ pub struct ScriptError {
     pub line: usize,
     pub column: usize,
     pub message: String,
+    /// The script calls that led to `function`, innermost first: each is a
+    /// calling function and the place in it of the call (a card hook's
+    /// caller is the rule function that ran the hook). A boxed slice keeps
+    /// `GameError`, returned on every path, small.
+    pub calls: Box<[Frame]>,
+    /// True when the rules stopped the script at a sandbox limit without
+    /// keeping its calls: the place is then the entry function's. The
+    /// interpreter's fast path keeps none for those limits; [`crate::Game`]
+    /// runs the failing step once more with [`crate::Rules::diagnose`] on
+    /// to recover them.
+    pub calls_lost: bool,
+}
+
+/// One script function on the way to a failure, and where in it the
+/// failure or the call that led to it was.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Frame {
+    pub function: String,
+    pub file: PathBuf,
+    pub line: usize,
+    pub column: usize,
+}
+
+impl fmt::Display for Frame {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} ({}:{}:{})",
+            self.function,
+            self.file.display(),
+            self.line,
+            self.column
+        )
+    }
+}
+
+/// Frames of a runaway recursion beyond which a backtrace says how many
+/// more there were instead of listing them.
+const SAME_FRAMES_SHOWN: usize = 2;
+
+impl ScriptError {
+    /// A failure at one place, with no calls recorded before it.
+    pub fn at(
+        file: impl Into<PathBuf>,
+        function: impl Into<String>,
+        line: usize,
+        column: usize,
+        message: impl Into<String>,
+    ) -> ScriptError {
+        ScriptError {
+            file: file.into(),
+            function: function.into(),
+            line,
+            column,
+            message: message.into(),
+            calls: Box::default(),
+            calls_lost: false,
+        }
+    }
+
+    /// The whole chain, innermost first: the failing function, then its
+    /// callers.
+    pub fn frames(&self) -> impl Iterator<Item = Frame> + '_ {
+        let here = Frame {
+            function: self.function.clone(),
+            file: self.file.clone(),
+            line: self.line,
+            column: self.column,
+        };
+        std::iter::once(here).chain(self.calls.iter().cloned())
+    }
+}
+
+impl fmt::Display for ScriptError {
+    /// The failure, then, when calls led there, a backtrace (innermost
+    /// first, one `function (file:line:column)` a line; a recursion's
+    /// repeated frames are counted, not listed).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "script error in {}() at {}:{}:{}: {}",
+            self.function,
+            self.file.display(),
+            self.line,
+            self.column,
+            self.message
+        )?;
+        if self.calls_lost {
+            write!(
+                f,
+                "\n  (somewhere in {}() or the functions it called: the calls were not recorded)",
+                self.function
+            )?;
+        }
+        if self.calls.is_empty() {
+            return Ok(());
+        }
+        let frames: Vec<Frame> = self.frames().collect();
+        let mut i = 0;
+        while i < frames.len() {
+            let same = frames[i..].iter().take_while(|g| **g == frames[i]).count();
+            for _ in 0..same.min(SAME_FRAMES_SHOWN) {
+                write!(f, "\n  at {}", frames[i])?;
+            }
+            if same > SAME_FRAMES_SHOWN {
+                write!(f, "\n  ... the same call {} more times", same - SAME_FRAMES_SHOWN)?;
+            }
+            i += same;
+        }
+        Ok(())
+    }
 }
 
 /// A request the game could not honour. The state is left as it was.
@@ -191,6 +303,44 @@ pub struct RecordError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn frame(function: &str, line: usize) -> Frame {
+        Frame {
+            function: function.into(),
+            file: "a.rhai".into(),
+            line,
+            column: 5,
+        }
+    }
+
+    #[test]
+    fn a_script_error_shows_its_calls_innermost_first_counting_repeats() {
+        let mut e = ScriptError::at("a.rhai", "deeper", 7, 12, "too many nested calls");
+        assert_eq!(
+            e.to_string(),
+            "script error in deeper() at a.rhai:7:12: too many nested calls"
+        );
+        let mut calls = vec![frame("deeper", 7); 5];
+        calls.push(frame("start", 2));
+        e.calls = calls.into();
+        let shown = e.to_string();
+        let lines: Vec<&str> = shown.lines().collect();
+        assert_eq!(
+            lines[1..],
+            [
+                "  at deeper (a.rhai:7:12)",
+                "  at deeper (a.rhai:7:5)",
+                "  at deeper (a.rhai:7:5)",
+                "  ... the same call 3 more times",
+                "  at start (a.rhai:2:5)",
+            ]
+        );
+        e.calls_lost = true;
+        e.calls = Box::default();
+        assert!(e
+            .to_string()
+            .ends_with("\n  (somewhere in deeper() or the functions it called: the calls were not recorded)"));
+    }
 
     #[test]
     fn long_texts_are_cut_with_an_ellipsis() {

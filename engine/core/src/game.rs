@@ -38,7 +38,14 @@ pub struct Game {
     rules: Box<dyn Rules>,
     /// What a rule call acts on: the state's core is moved in for the call.
     pub(crate) ctx: RefCell<Ctx>,
+    /// True while a failed step runs again in the rules' diagnostic mode
+    /// ([`Game::with_calls`]): its own failures are not diagnosed again.
+    diagnosing: std::cell::Cell<bool>,
 }
+
+/// How many times a failed step may run in diagnostic mode (see
+/// [`Rules::diagnose`]).
+const DIAGNOSTIC_RUNS: usize = 2;
 
 impl Game {
     /// A game of `variant` played by `rules` (see `rulesmith_rhai::interpreted`):
@@ -54,6 +61,7 @@ impl Game {
             variant: variant.into(),
             rules,
             ctx: RefCell::new(Ctx::default()),
+            diagnosing: std::cell::Cell::new(false),
         };
         let problems = game.check_references();
         if problems.is_empty() {
@@ -193,9 +201,14 @@ impl Game {
             data: self.rules.new_data(),
             history: History::default(),
         };
-        self.reset_ctx();
-        self.run(&mut state, Entry::Setup)?;
-        self.settle(&mut state)?;
+        let before = state.clone();
+        let set_up = |g: &Game, s: &mut State| {
+            g.reset_ctx();
+            g.run(s, Entry::Setup)?;
+            g.settle(s)
+        };
+        let r = set_up(self, &mut state);
+        self.with_calls(r, |_| Some(before), set_up)?;
         Ok(state)
     }
 
@@ -265,7 +278,12 @@ impl Game {
         c.enter = None;
         c.end_turn = false;
         c.start_turns = None;
-        result.map(drop)?;
+        if result.is_err() {
+            drop(c);
+            // The failed call may have changed the state: run it again from
+            // the state its history leads to.
+            return self.with_calls(result.map(drop), |g| g.replayed(state, 0), |g, s| g.run_legal(s));
+        }
         if c.legal.is_empty() {
             return Err(GameError::Rules(format!(
                 "step '{}' offers P{} no legal action",
@@ -820,7 +838,7 @@ impl Game {
         &self,
         state: &mut State,
         backup: Backup,
-        f: impl FnOnce(&Game, &mut State) -> Result<(), GameError>,
+        f: impl Fn(&Game, &mut State) -> Result<(), GameError>,
     ) -> Result<(), GameError> {
         if state.is_terminal() {
             return Err(GameError::GameOver);
@@ -833,13 +851,88 @@ impl Game {
         let told = self.ctx.borrow().narration.len();
         let r = f(self, state);
         if r.is_err() {
+            let restored = saved.is_some();
             if let Some(saved) = saved {
                 *state = saved;
             }
             self.reset_ctx();
             self.ctx.borrow_mut().narration.truncate(told);
+            // Without a backup, the state before is the one its history
+            // led to, less the step `f` added.
+            return self.with_calls(
+                r,
+                |g| match restored {
+                    true => Some(state.clone()),
+                    false => g.replayed(state, 1),
+                },
+                f,
+            );
         }
         r
+    }
+
+    /// When `first` is a script error whose calls were lost
+    /// ([`crate::ScriptError::calls_lost`]), runs `again` on a copy of the
+    /// state `before` gives (the state before the failed work; `None` when it
+    /// cannot be had) with the rules in diagnostic mode, up to
+    /// [`DIAGNOSTIC_RUNS`] times, and reports its error instead when it is
+    /// the same failure with its calls. Games are deterministic, so the run
+    /// fails the same way; whatever it changes is thrown away.
+    fn with_calls<T>(
+        &self,
+        first: Result<T, GameError>,
+        before: impl FnOnce(&Game) -> Option<State>,
+        again: impl Fn(&Game, &mut State) -> Result<T, GameError>,
+    ) -> Result<T, GameError> {
+        let lost = matches!(&first, Err(GameError::Script(e)) if e.calls_lost);
+        if !lost || self.diagnosing.get() {
+            return first;
+        }
+        self.diagnosing.set(true);
+        let told = self.ctx.borrow().narration.len();
+        let mut found = None;
+        if let Some(before) = before(self) {
+            for _ in 0..DIAGNOSTIC_RUNS {
+                self.rules.diagnose(true);
+                self.reset_ctx();
+                let mut s = before.clone();
+                match again(self, &mut s) {
+                    Err(GameError::Script(e)) if !e.calls_lost => {
+                        found = Some(e);
+                        break;
+                    }
+                    // The rules learnt where to stop the next run.
+                    Err(GameError::Script(_)) => continue,
+                    _ => break,
+                }
+            }
+            self.rules.diagnose(false);
+        }
+        self.reset_ctx();
+        self.ctx.borrow_mut().narration.truncate(told);
+        self.diagnosing.set(false);
+        match (first, found) {
+            (Err(GameError::Script(e)), Some(d)) if d.message == e.message => Err(GameError::Script(d)),
+            (first, _) => first,
+        }
+    }
+
+    /// The state `state`'s history leads to, less its last `less` steps, or
+    /// `None` when it cannot be replayed (a throwaway playout's state keeps
+    /// no history: see [`State::forget_history`]).
+    fn replayed(&self, state: &State, less: usize) -> Option<State> {
+        if !state.history.is_kept() {
+            return None;
+        }
+        let steps = state.history.to_vec();
+        let mut s = self.new_game(state.core.seats).ok()?;
+        for step in &steps[..steps.len().saturating_sub(less)] {
+            match *step {
+                Step::Decision(a) => self.apply_scratch(&mut s, a).ok()?,
+                Step::Chance(o) => self.apply_outcome_scratch(&mut s, o).ok()?,
+            }
+        }
+        Some(s)
     }
 
     /// Calls an entry point of the rules on the state: its core is lent to
@@ -875,7 +968,7 @@ impl Game {
         };
         self.reset_ctx();
         self.ctx.borrow_mut().narration.truncate(told);
-        r
+        self.with_calls(r, |_| Some(state.clone()), |g, s| g.call(s, entry))
     }
 
     /// Carries out queued requests until the state waits for a decision or

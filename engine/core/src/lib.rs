@@ -32,7 +32,7 @@ pub mod state;
 pub mod variant;
 
 pub use ctx::{Ctx, Names};
-pub use error::{Diagnostic, GameError, LoadError, RecordError, ScriptError};
+pub use error::{Diagnostic, Frame, GameError, LoadError, RecordError, ScriptError};
 pub use game::Game;
 pub use rules::{Data, Entry, FunctionProfile, Limits, NativeData, Reply, Rules};
 pub use state::{Action, Outcome, Seat, State, Status, ToMove};

@@ -48,6 +48,12 @@ pub trait Rules {
     fn card_hook_names(&self) -> Vec<String> {
         Vec::new()
     }
+    /// Turns diagnostic mode on, before each run of a failed step, or off
+    /// after the last. [`crate::Game`] runs a failed step again this way
+    /// (up to twice) when its [`ScriptError::calls_lost`] is set; rules
+    /// that never lose calls need not implement it. Rules may learn from a
+    /// first run where to stop the second; turning the mode off forgets it.
+    fn diagnose(&self, _on: bool) {}
 }
 
 /// An entry point of the rules, named by what the variant's data says it

@@ -10,20 +10,28 @@
 //! back out when the call returns. Only `card_hook` re-enters Rhai from
 //! inside a native call, to run a card's own script with the same data as
 //! `this`; it holds no borrow of the shared record while it does.
+//!
+//! Rhai keeps the chain of script calls for ordinary errors, but lets a
+//! sandbox limit (operations, call depth, data size) pass through every call
+//! without it. Keeping a chain on every call would slow every game, so the
+//! interpreter only notes that it was lost ([`ScriptError::calls_lost`]);
+//! the game then runs the failed step again in diagnostic mode
+//! ([`Rules::diagnose`]), on engines that turn the limit into an ordinary
+//! error at the first variable the script reads past it (see [`Diagnosis`]).
 
 use rhai::{
     Array, CallFnOptions, Dynamic, Engine, EvalAltResult, FuncArgs, ImmutableString, Map, NativeCallContext, Position,
     Scope, AST, INT,
 };
 use rulesmith_core::ctx::{Ctx, Names};
-use rulesmith_core::error::{Diagnostic, LoadError, ScriptError};
+use rulesmith_core::error::{Diagnostic, Frame, LoadError, ScriptError};
 use rulesmith_core::legal;
 use rulesmith_core::natives;
 use rulesmith_core::rules::{Data, Entry, FunctionProfile, Limits, Reply, Rules};
 use rulesmith_core::source::{compile_source, fn_line, sandbox};
 use rulesmith_core::state::Outcome;
 use rulesmith_core::variant::{Value, Variant};
-use std::cell::{OnceCell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 use std::rc::Rc;
@@ -40,15 +48,18 @@ pub struct Interpreter {
     compiled: Compiled,
     /// The record the natives share; holds the game's lent `Ctx` during a call.
     ctx: Rc<RefCell<Ctx>>,
+    /// Diagnostic mode's engines, built on first use (see [`Diagnosis`]).
+    learner: OnceCell<Engine>,
+    tracer: OnceCell<Engine>,
 }
 
 impl Interpreter {
     /// Compiles `variant`'s rule and card scripts. With `count_operations`,
     /// Rhai reports its operation count to the profile (a few percent slower).
     pub fn new(variant: Arc<Variant>, limits: Limits, count_operations: bool) -> Result<Interpreter, LoadError> {
-        let info = Rc::new(Info::new(variant.clone()));
+        let info = Rc::new(Info::new(variant.clone(), limits));
         let ctx = Rc::new(RefCell::new(Ctx::default()));
-        let engine = build_engine(&info, &ctx, limits, count_operations);
+        let engine = build_engine(&info, &ctx, None, count_operations);
         let compiled = compile(&engine, &variant);
         let cards = compile_cards(&engine, &variant, compiled.as_ref().ok());
         let (compiled, cards) = match (compiled, cards) {
@@ -68,7 +79,24 @@ impl Interpreter {
             engine,
             compiled,
             ctx,
+            learner: OnceCell::new(),
+            tracer: OnceCell::new(),
         })
+    }
+
+    /// The engine that runs the scripts now: the sandbox, or in diagnostic
+    /// mode one of the diagnostic engines (see [`Diagnosis`]).
+    fn engine(&self) -> &Engine {
+        let d = &self.info.diagnosis;
+        if !d.on.get() {
+            return &self.engine;
+        }
+        let build = |phase| build_engine(&self.info, &self.ctx, Some(phase), false);
+        if d.must_learn() {
+            self.learner.get_or_init(|| build(Phase::Learn))
+        } else {
+            self.tracer.get_or_init(|| build(Phase::Trace))
+        }
     }
 
     /// Calls script function `name` with `this` bound to the data.
@@ -77,13 +105,14 @@ impl Interpreter {
             .eval_ast(false)
             .rewind_scope(true)
             .bind_this_ptr(this);
-        self.info.measured(
+        let engine = self.engine();
+        let outer = self.info.diagnosis.start_call();
+        let result = self.info.measured(
             || name.to_string(),
-            || {
-                self.engine
-                    .call_fn_with_options::<Dynamic>(options, &mut Scope::new(), &self.compiled.ast, name, args)
-            },
-        )
+            || engine.call_fn_with_options::<Dynamic>(options, &mut Scope::new(), &self.compiled.ast, name, args),
+        );
+        self.info.diagnosis.end_call(outer);
+        result
     }
 
     /// The script function behind an entry point ("" when the variant
@@ -194,21 +223,29 @@ impl Rules for Interpreter {
     fn call(&self, entry: Entry<'_>, cx: &mut Ctx, data: &mut Data) -> Result<Reply, ScriptError> {
         let name = self.function(&entry);
         let Data::Script(this) = data else {
-            return Err(ScriptError {
-                file: PathBuf::from("<script>"),
-                function: name.to_string(),
-                line: 0,
-                column: 0,
-                message: "the interpreter was given compiled rules' data".into(),
-            });
+            return Err(ScriptError::at(
+                "<script>",
+                name,
+                0,
+                0,
+                "the interpreter was given compiled rules' data",
+            ));
         };
         std::mem::swap(&mut *self.ctx.borrow_mut(), cx);
         let result = self.dispatch(&entry, name, this);
         std::mem::swap(&mut *self.ctx.borrow_mut(), cx);
         match result {
             Ok(v) => Ok(reply(&entry, v)),
-            Err(e) => Err(script_error(&self.variant, &self.compiled.fn_files, name, *e)),
+            Err(e) => {
+                let (err, limit) = script_error(&self.info, &self.compiled.fn_files, name, *e);
+                self.info.diagnosis.failed(&err, limit);
+                Err(err)
+            }
         }
+    }
+
+    fn diagnose(&self, on: bool) {
+        self.info.diagnosis.turn(on);
     }
 
     fn data_from_json(&self, v: serde_json::Value) -> Result<Data, String> {
@@ -260,6 +297,9 @@ pub(crate) struct Info {
     /// Rhai's operation count of the running call, kept up to date only
     /// when the engine was built to count operations.
     pub operations: std::cell::Cell<u64>,
+    /// The sandbox's limits, for messages and the diagnostic engines.
+    limits: Limits,
+    pub diagnosis: Diagnosis,
 }
 
 impl Info {
@@ -297,7 +337,7 @@ pub(crate) struct CardScript {
 }
 
 impl Info {
-    pub fn new(variant: Arc<Variant>) -> Info {
+    pub fn new(variant: Arc<Variant>, limits: Limits) -> Info {
         let v = &variant;
         let to_dynamic = |value: &Value| match value {
             Value::Int(i) => Dynamic::from_int(*i),
@@ -331,6 +371,8 @@ impl Info {
             card_scripts: OnceCell::new(),
             profile: RefCell::new(None),
             operations: std::cell::Cell::new(0),
+            limits,
+            diagnosis: Diagnosis::default(),
             variant,
         }
     }
@@ -356,9 +398,18 @@ impl Info {
     }
 }
 
-/// Builds the sandboxed engine with every native registered.
-pub(crate) fn build_engine(info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>, limits: Limits, count_operations: bool) -> Engine {
-    let mut engine = sandbox(limits);
+/// Builds the sandboxed engine with every native registered: the one games
+/// run on, or (`phase`) one of diagnostic mode's.
+pub(crate) fn build_engine(
+    info: &Rc<Info>,
+    ctx: &Rc<RefCell<Ctx>>,
+    phase: Option<Phase>,
+    count_operations: bool,
+) -> Engine {
+    let mut engine = match phase {
+        None => sandbox(info.limits),
+        Some(phase) => diagnostic_sandbox(info, phase),
+    };
     if count_operations {
         // Rhai reports its running count after every operation; only
         // profiling pays for listening.
@@ -663,6 +714,7 @@ fn register_cards(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) 
                 .eval_ast(false)
                 .rewind_scope(true)
                 .bind_this_ptr(&mut this);
+            let outer = i.diagnosis.start_call();
             let result = i.measured(
                 || format!("card {id}: {hook}"),
                 || {
@@ -670,6 +722,7 @@ fn register_cards(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) 
                         .call_fn_with_options::<Dynamic>(options, &mut Scope::new(), &script.ast, hook, args)
                 },
             );
+            i.diagnosis.end_call(outer);
             match this.try_cast::<Map>() {
                 Some(m) => *data = m,
                 None => {
@@ -677,8 +730,14 @@ fn register_cards(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) 
                 }
             }
             result.map_err(|e| {
-                let err = script_error(&i.variant, &script.fn_files, hook, *e);
-                format!("card '{id}': {err}").into()
+                // Passed on whole: the rule function that ran the hook
+                // continues the card's chain of calls (see `script_error`).
+                let (mut err, limit) = script_error(&i, &script.fn_files, hook, *e);
+                err.message = format!("card '{id}': {}", err.message);
+                Box::new(EvalAltResult::ErrorRuntime(
+                    Dynamic::from(CardFailure(err, limit)),
+                    Position::NONE,
+                ))
             })
         },
     );
@@ -870,36 +929,251 @@ fn compile_cards(
     }
 }
 
+/// A sandbox limit that stopped a script.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Limit {
+    Operations,
+    Calls,
+    String,
+    Array,
+    Map,
+}
+
+impl Limit {
+    /// The limit behind a Rhai error, if it is one.
+    fn of(err: &EvalAltResult) -> Option<Limit> {
+        match err {
+            EvalAltResult::ErrorTooManyOperations(_) => Some(Limit::Operations),
+            EvalAltResult::ErrorStackOverflow(_) => Some(Limit::Calls),
+            // Rhai names the kind of value in words ("Length of string",
+            // "Size of array/BLOB", "Size of object map").
+            EvalAltResult::ErrorDataTooLarge(what, _) if what.contains("string") => Some(Limit::String),
+            EvalAltResult::ErrorDataTooLarge(what, _) if what.contains("array") => Some(Limit::Array),
+            EvalAltResult::ErrorDataTooLarge(..) => Some(Limit::Map),
+            _ => None,
+        }
+    }
+
+    fn is_data(self) -> bool {
+        matches!(self, Limit::String | Limit::Array | Limit::Map)
+    }
+
+    fn message(self, limits: &Limits) -> String {
+        match self {
+            Limit::Operations => {
+                "the script ran too long (operation limit reached): an endless loop or runaway recursion?".into()
+            }
+            Limit::Calls => "too many nested calls: runaway recursion?".into(),
+            Limit::String => format!("a string grew past the limit of {} bytes", limits.max_string_size),
+            Limit::Array => format!("an array grew past the limit of {} items", limits.max_array_size),
+            Limit::Map => format!("a map grew past the limit of {} keys", limits.max_map_size),
+        }
+    }
+}
+
+/// The error a diagnostic engine raises in place of a limit's (an ordinary
+/// error, so that every script call on the way out adds itself to it).
+#[derive(Clone)]
+struct Stopped(Limit);
+
+/// A card hook's failure (and the limit that stopped it, if one did),
+/// passed whole to the rule function that ran it.
+#[derive(Clone)]
+struct CardFailure(ScriptError, Option<Limit>);
+
+/// Diagnostic mode (see [`Rules::diagnose`]): a failed step runs again on
+/// engines that turn a sandbox limit into an ordinary error raised at the
+/// first variable the script reads past the limit. That error takes the
+/// chain of calls with it, and the variable's place stands for where the
+/// script was.
+///
+/// The operation and call-depth limits are known in advance, so one run on
+/// the *tracing* engine finds them: its own limits are looser, and it stops
+/// the script itself once past the real ones. A data limit is hit at an
+/// operation no one can predict: a first run on the *learning* engine (the
+/// sandbox's limits, counting operations) notes which Rhai call (entry
+/// point or card hook, numbered in the order they start) it stopped in and
+/// after how many operations; the tracing run stops there.
+#[derive(Default)]
+pub(crate) struct Diagnosis {
+    on: Cell<bool>,
+    /// The limit that stopped the last failed call without its chain.
+    lost: Cell<Option<Limit>>,
+    /// Rhai calls started in this run, and the number of the running one.
+    started: Cell<u64>,
+    running: Cell<u64>,
+    /// (running call, operations) as last counted by the learning engine.
+    progress: Cell<(u64, u64)>,
+    /// Where the learning run stopped: the tracing run stops there.
+    stop: Cell<Option<(u64, u64)>>,
+}
+
+/// Which diagnostic engine (see [`Diagnosis`]).
+#[derive(Clone, Copy)]
+pub(crate) enum Phase {
+    Learn,
+    Trace,
+}
+
+/// How far past the sandbox's limits the tracing engine lets a script go
+/// before its own check stops it (it needs to read a variable to do so):
+/// extra operations, extra nested calls, and a factor on the data sizes.
+const TRACE_SLACK_OPERATIONS: u64 = 1_000_000;
+const TRACE_SLACK_CALLS: usize = 8;
+const TRACE_SLACK_DATA: usize = 4;
+
+impl Diagnosis {
+    fn turn(&self, on: bool) {
+        self.on.set(on);
+        self.started.set(0);
+        self.running.set(0);
+        if !on {
+            self.lost.set(None);
+            self.stop.set(None);
+        }
+    }
+
+    /// A data limit was lost and no learning run has said where yet.
+    fn must_learn(&self) -> bool {
+        self.stop.get().is_none() && self.lost.get().is_some_and(Limit::is_data)
+    }
+
+    /// A Rhai call starts: numbers it, and returns the number of the call
+    /// that was running (for [`Diagnosis::end_call`]).
+    fn start_call(&self) -> u64 {
+        let n = self.started.get() + 1;
+        self.started.set(n);
+        self.running.replace(n)
+    }
+
+    fn end_call(&self, outer: u64) {
+        self.running.set(outer);
+    }
+
+    /// A call failed: when its chain was lost, remember the limit (outside
+    /// diagnostic mode) or where the learning run stopped (in it).
+    fn failed(&self, err: &ScriptError, limit: Option<Limit>) {
+        if !err.calls_lost {
+            return;
+        }
+        if !self.on.get() {
+            self.lost.set(limit);
+        } else if self.must_learn() {
+            self.stop.set(Some(self.progress.get()));
+        }
+    }
+}
+
+/// A sandbox for diagnostic mode (see [`Diagnosis`]).
+fn diagnostic_sandbox(info: &Rc<Info>, phase: Phase) -> Engine {
+    let limits = info.limits;
+    match phase {
+        Phase::Learn => {
+            let mut engine = sandbox(limits);
+            let i = info.clone();
+            engine.on_progress(move |ops| {
+                let d = &i.diagnosis;
+                d.progress.set((d.running.get(), ops));
+                None
+            });
+            engine
+        }
+        Phase::Trace => {
+            let mut engine = sandbox(Limits {
+                max_operations: limits.max_operations + TRACE_SLACK_OPERATIONS,
+                max_call_levels: limits.max_call_levels + TRACE_SLACK_CALLS,
+                max_string_size: limits.max_string_size * TRACE_SLACK_DATA,
+                max_array_size: limits.max_array_size * TRACE_SLACK_DATA,
+                max_map_size: limits.max_map_size * TRACE_SLACK_DATA,
+                ..limits
+            });
+            let i = info.clone();
+            #[allow(deprecated)] // "volatile", not deprecated
+            engine.on_var(move |_, _, cx| {
+                let d = &i.diagnosis;
+                let ops = cx.global_runtime_state().num_operations();
+                let past = if ops > i.limits.max_operations {
+                    Some(Limit::Operations)
+                } else if cx.call_level() > i.limits.max_call_levels {
+                    Some(Limit::Calls)
+                } else {
+                    match (d.stop.get(), d.lost.get()) {
+                        (Some((call, at)), Some(limit)) if d.running.get() == call && ops >= at => Some(limit),
+                        _ => None,
+                    }
+                };
+                match past {
+                    Some(limit) => {
+                        Err(EvalAltResult::ErrorRuntime(Dynamic::from(Stopped(limit)), Position::NONE).into())
+                    }
+                    None => Ok(None),
+                }
+            });
+            engine
+        }
+    }
+}
+
 /// Turns a Rhai failure into a [`ScriptError`] naming the innermost script
-/// function, its file and line, with the calls that led there, backtrace
-/// style (`called from fn X at FILE:LINE:COLUMN`, outermost last).
+/// function, its file and line, with the calls that led there (a card
+/// hook's failure continues into the calls of the rule function that ran
+/// it); and the sandbox limit that stopped the script, if one did.
 pub(crate) fn script_error(
-    variant: &Variant,
+    info: &Info,
     fn_files: &HashMap<String, usize>,
     called: &str,
     err: EvalAltResult,
-) -> ScriptError {
-    // Rhai nests an `ErrorInFunctionCall` per script call, holding where the
-    // call was written in its caller. Frames: (function, position of the call
-    // to it in the frame before), outermost first.
-    let mut frames: Vec<(String, Position)> = vec![(called.to_string(), Position::NONE)];
+) -> (ScriptError, Option<Limit>) {
+    let variant = &info.variant;
+    // Rhai nests an `ErrorInFunctionCall` per script call, holding where
+    // the call was written in its caller (the entry point's own is taken
+    // off by `call_fn`). Chain: (function, position of the call to it in
+    // the function before), outermost first.
+    let mut chain: Vec<(&str, Position)> = vec![(called, Position::NONE)];
     let mut err = &err;
     while let EvalAltResult::ErrorInFunctionCall(name, _src, inner, p) = err {
         if fn_files.contains_key(name.as_str()) {
-            if frames.len() == 1 && name == called && frames[0].1.is_none() {
-                // The entry point itself, wrapped by the call from Rust.
-            } else {
-                frames.push((name.clone(), *p));
-            }
+            chain.push((name, *p));
         }
         err = inner;
     }
+    let file_of = |f: &str| {
+        fn_files
+            .get(f)
+            .map(|&i| variant.files[i].path.clone())
+            .unwrap_or_else(|| PathBuf::from("<script>"))
+    };
+    let frame = |function: &str, at: Position| Frame {
+        function: function.to_string(),
+        file: file_of(function),
+        line: at.line().unwrap_or(0),
+        column: at.position().unwrap_or(0),
+    };
+    let limit = match err {
+        EvalAltResult::ErrorRuntime(v, _) => v.read_lock::<Stopped>().map(|s| s.0),
+        other => Limit::of(other),
+    };
     let mut pos = err.position();
+    let calls_lost = pos.is_none() && limit.is_some();
+    if limit == Some(Limit::Calls) {
+        // The innermost function is the one that could not be entered: it
+        // is shown at its definition (where the compiled engine stops it).
+        pos = Position::NONE;
+    }
+    // Innermost first: each function, and where in it things went on.
+    let mut frames: Vec<Frame> = Vec::with_capacity(chain.len());
+    for i in (0..chain.len()).rev() {
+        let at = if i + 1 == chain.len() { pos } else { chain[i + 1].1 };
+        frames.push(frame(chain[i].0, at));
+    }
     let message = match err {
-        EvalAltResult::ErrorTooManyOperations(_) => {
-            "the script ran too long (operation limit reached): an endless loop or runaway recursion?".to_string()
+        // A card hook's failure: its own place and calls come first.
+        EvalAltResult::ErrorRuntime(v, _) if v.is::<CardFailure>() => {
+            let CardFailure(card, limit) = v.clone_cast::<CardFailure>();
+            let calls = card.calls.into_vec().into_iter().chain(frames).collect();
+            return (ScriptError { calls, ..card }, limit);
         }
-        EvalAltResult::ErrorStackOverflow(_) => "too many nested calls: runaway recursion?".to_string(),
+        _ if limit.is_some() => limit.map(|l| l.message(&info.limits)).unwrap_or_default(),
         EvalAltResult::ErrorFunctionNotFound(sig, _) => format!("no such function: {sig}"),
         EvalAltResult::ErrorRuntime(value, _) => value.to_string(),
         other => {
@@ -911,42 +1185,27 @@ pub(crate) fn script_error(
             }
         }
     };
-    let file_of = |f: &str| {
-        fn_files
-            .get(f)
-            .map(|&i| variant.files[i].path.clone())
-            .unwrap_or_else(|| PathBuf::from("<script>"))
-    };
-    let function = frames.last().map(|f| f.0.clone()).unwrap_or_default();
-    if pos == Position::NONE {
+    if pos.is_none() {
         // A limit hit has no position of its own (Rhai moves it to each call
         // site on the way out, and the first call has none): point at the
-        // innermost function's definition.
-        if let Some(&f) = fn_files.get(&function) {
-            pos = Position::new(fn_line(&variant.files[f].text, &function).max(1) as u16, 1);
+        // innermost known function's definition.
+        let function = &frames[0].function;
+        if let Some(&f) = fn_files.get(function) {
+            pos = Position::new(fn_line(&variant.files[f].text, function).max(1) as u16, 1);
         }
     }
-    // The backtrace: each frame's call, written in the frame before it.
-    let mut message = message;
-    for i in (1..frames.len()).rev() {
-        let (caller, at) = (&frames[i - 1].0, frames[i].1);
-        let _ = std::fmt::Write::write_fmt(
-            &mut message,
-            format_args!(
-                "\n  called from fn {caller} at {}:{}:{}",
-                file_of(caller).display(),
-                at.line().unwrap_or(0),
-                at.position().unwrap_or(0)
-            ),
-        );
-    }
-    ScriptError {
-        file: file_of(&function),
-        function,
+    let mut frames = frames.into_iter();
+    let here = frames.next().expect("the chain holds the entry point");
+    let error = ScriptError {
+        file: here.file,
+        function: here.function,
         line: pos.line().unwrap_or(0),
         column: pos.position().unwrap_or(0),
         message,
-    }
+        calls: frames.collect(),
+        calls_lost,
+    };
+    (error, limit)
 }
 
 #[cfg(test)]

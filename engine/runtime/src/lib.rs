@@ -18,7 +18,7 @@ use rulesmith_core::legal;
 use rulesmith_core::rules::{Data, Entry, FunctionProfile, Limits, NativeData, Reply, Rules};
 use rulesmith_core::state::Outcome;
 use rulesmith_core::variant::{self, Variant};
-use rulesmith_core::{Ctx, ScriptError};
+use rulesmith_core::{Ctx, Frame, ScriptError};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -29,15 +29,20 @@ use value::{FromValue, Str, ToValue, Value};
 pub mod prelude {
     pub use crate::ops::*;
     pub use crate::value::{take_field, FromValue, Str, ToValue, Value, ValueMap};
-    pub use crate::{At, CompiledRules, Domain, Fail, Outcomes, Query, Rt};
+    pub use crate::{At, CompiledRules, Domain, Fail, Outcomes, Place, Query, Rt};
 }
 
-/// A failure inside compiled rules: a message, and where the innermost
-/// script function that failed was (set by the first `.at`).
+/// A place in the scripts: file index, function, line, column.
+pub type Place = (u16, &'static str, u32, u32);
+
+/// A failure inside compiled rules: a message, where the innermost script
+/// function that failed was (set by the first `.at`), and the calls that
+/// led there, innermost first (added by `.called_at` on the way out).
 #[derive(Clone, Debug)]
 pub struct Fail {
     pub message: String,
-    pub at: Option<(u16, &'static str, u32, u32)>,
+    pub at: Option<Place>,
+    pub calls: Vec<Place>,
 }
 
 impl Fail {
@@ -45,6 +50,7 @@ impl Fail {
         Fail {
             message: message.into(),
             at: None,
+            calls: Vec::new(),
         }
     }
 }
@@ -53,6 +59,9 @@ impl Fail {
 /// column), unless an inner function already did.
 pub trait At<T> {
     fn at(self, file: u16, function: &'static str, line: u32, col: u32) -> Result<T, Fail>;
+    /// The result of a call to a script function (or card hook) written at
+    /// this place: a failure in it gets the call added to its chain.
+    fn called_at(self, file: u16, function: &'static str, line: u32, col: u32) -> Result<T, Fail>;
 }
 
 impl<T> At<T> for Result<T, Fail> {
@@ -68,12 +77,31 @@ impl<T> At<T> for Result<T, Fail> {
             }
         }
     }
+
+    #[inline]
+    fn called_at(self, file: u16, function: &'static str, line: u32, col: u32) -> Result<T, Fail> {
+        match self {
+            Ok(v) => Ok(v),
+            Err(mut e) => {
+                match e.at {
+                    None => e.at = Some((file, function, line, col)),
+                    Some(_) => e.calls.push((file, function, line, col)),
+                }
+                Err(e)
+            }
+        }
+    }
 }
 
 impl<T> At<T> for Result<T, String> {
     #[inline]
     fn at(self, file: u16, function: &'static str, line: u32, col: u32) -> Result<T, Fail> {
         self.map_err(Fail::new).at(file, function, line, col)
+    }
+
+    #[inline]
+    fn called_at(self, file: u16, function: &'static str, line: u32, col: u32) -> Result<T, Fail> {
+        self.map_err(Fail::new).called_at(file, function, line, col)
     }
 }
 
@@ -181,10 +209,11 @@ struct Counts {
 }
 
 impl Rt<'_> {
-    /// Entering a script function: one unit of fuel, and the depth limit.
+    /// Entering a script function: one unit of fuel, and the depth limit
+    /// (as Rhai's: the entry point is depth 0, and `max_depth` more may nest).
     #[inline]
     pub fn call(&mut self, depth: u32, function: usize) -> Result<(), Fail> {
-        if depth >= self.max_depth {
+        if depth > self.max_depth {
             return Err(Fail::new("too many nested calls: runaway recursion?"));
         }
         if let Some(c) = self.counts {
@@ -533,24 +562,25 @@ impl<C: CompiledRules> Compiled<C> {
     }
 
     fn error(&self, f: Fail, entry: &str) -> ScriptError {
-        let (file, function, line, column) = match f.at {
-            Some((file, function, line, col)) => (
-                self.variant
-                    .files
-                    .get(file as usize)
-                    .map_or_else(|| PathBuf::from("<script>"), |s| s.path.clone()),
-                function.to_string(),
-                line as usize,
-                col as usize,
-            ),
-            None => (PathBuf::from("<script>"), entry.to_string(), 0, 0),
+        let frame = |(file, function, line, col): Place| Frame {
+            file: self
+                .variant
+                .files
+                .get(file as usize)
+                .map_or_else(|| PathBuf::from("<script>"), |s| s.path.clone()),
+            function: function.to_string(),
+            line: line as usize,
+            column: col as usize,
         };
+        let here = f.at.map(frame).unwrap_or_else(|| Frame {
+            file: PathBuf::from("<script>"),
+            function: entry.to_string(),
+            line: 0,
+            column: 0,
+        });
         ScriptError {
-            file,
-            function,
-            line,
-            column,
-            message: f.message,
+            calls: f.calls.into_iter().map(frame).collect(),
+            ..ScriptError::at(here.file, here.function, here.line, here.column, f.message)
         }
     }
 }
