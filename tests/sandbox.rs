@@ -98,8 +98,9 @@ fn an_endless_loop_is_stopped_within_seconds_naming_the_innermost_function() {
     let (err, took) = lock_on_hostile_card("loop");
     let msg = err.to_string();
     // The step runs twice: once more in diagnostic mode, to find the calls
-    // (about 0.2 s each in a release build).
-    assert!(took < Duration::from_secs(2), "took {took:?}");
+    // (about 0.2 s each in a release build). The bound says "stopped, not
+    // hung": generous, since a loaded 2-core CI machine runs it slowly.
+    assert!(took < Duration::from_secs(20), "took {took:?}");
     assert!(msg.contains("ran too long") && msg.contains("card 'bronze'"), "{msg}");
     // The innermost function, not the hook nor the rule that ran it.
     fails_in_a_helper_of_the_hook(&msg, "spin", 9);
@@ -109,7 +110,7 @@ fn an_endless_loop_is_stopped_within_seconds_naming_the_innermost_function() {
 fn runaway_recursion_is_stopped_not_a_stack_overflow() {
     let (err, took) = lock_on_hostile_card("recursion");
     let msg = err.to_string();
-    assert!(took < Duration::from_secs(1), "took {took:?}");
+    assert!(took < Duration::from_secs(20), "took {took:?}");
     assert!(msg.contains("too many nested calls"), "{msg}");
     assert!(msg.starts_with("script error in deeper() at "), "{msg}");
     // The hook and 48 nested calls run; the 49th is refused, at its
