@@ -189,6 +189,7 @@ impl Game {
                 .collect(),
             stats: vec![0; self.variant.stats.len()],
             secrets: Vec::new(),
+            memo: Default::default(),
         };
         let mut state = State {
             core,
@@ -231,11 +232,13 @@ impl Game {
         {
             let mut c = self.ctx.borrow_mut();
             c.collecting = true;
+            c.recalling.clear();
             std::mem::swap(&mut c.legal, out);
         }
         let result = self.call(state, Entry::Legal { step: index });
         let mut c = self.ctx.borrow_mut();
         c.collecting = false;
+        c.recalling.clear();
         std::mem::swap(&mut c.legal, out);
         c.enter = None;
         c.end_turn = false;
@@ -864,6 +867,7 @@ impl Game {
         c.end_turn = false;
         c.start_turns = None;
         c.legal.clear();
+        c.recalling.clear();
     }
 
     /// Runs `f`; on error, restores the state (when a backup is kept) and
@@ -970,6 +974,8 @@ impl Game {
 
     fn begin_turn(&self, state: &mut State) -> Result<(), GameError> {
         state.core.actor = None;
+        // The memo keeps listings within a turn only.
+        state.core.memo.clear();
         self.ctx.borrow_mut().enter = Some(self.variant.turn_steps[0]);
         if self.variant.on_turn_start.is_some() {
             self.run(state, Entry::TurnStart)?;

@@ -29,6 +29,7 @@ pub mod prelude {
     pub use crate::ops::*;
     pub use crate::value::{take_field, FromValue, Str, ToValue, Value, ValueMap};
     pub use crate::{At, CompiledRules, Domain, Fail, Outcomes, Rt};
+    pub use rulesmith_core::board;
 }
 
 /// A failure inside compiled rules: a message, and where the innermost
@@ -354,6 +355,14 @@ impl Rt<'_> {
     #[inline]
     pub fn add(&mut self, kind: usize, values: &[i64]) -> Result<(), String> {
         self.cx.add(self.variant, kind as u16, values)
+    }
+
+    pub fn recall(&mut self, key: i64, stamp: &[i64]) -> Result<i64, String> {
+        self.cx.recall(key, stamp)
+    }
+
+    pub fn remember(&mut self, key: i64) -> Result<(), String> {
+        self.cx.remember(key)
     }
 
     /// Every combination of the domains, the first varying slowest.

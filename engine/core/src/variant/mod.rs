@@ -863,7 +863,7 @@ impl Loader {
                     self.error(loc, format!("enumeration '{name}': value {v:?} appears twice"));
                 }
             }
-            if name == "int" || name == "seat" {
+            if name == "int" || name == "signed" || name == "seat" {
                 self.error(
                     loc,
                     format!("'{name}' is a built-in value type and cannot be redefined"),
@@ -872,6 +872,7 @@ impl Loader {
         }
         let lookup = |ty: &str| match ty {
             "int" => Some(SlotType::Int),
+            "signed" => Some(SlotType::Signed),
             "seat" => Some(SlotType::Seat),
             other => enums.get(other).map(|(_, v)| SlotType::Enum {
                 name: other.to_string(),
