@@ -15,19 +15,22 @@ use std::path::Path;
 const DECISION_BOUND: usize = 100_000;
 
 fn playouts_end_and_replay(variant: &str, players: usize, default_cases: u32) {
-    let g = game(variant);
+    playouts_of_game_end_and_replay(&game(variant), variant, players, default_cases);
+}
+
+fn playouts_of_game_end_and_replay(g: &rulesmith_core::Game, variant: &str, players: usize, default_cases: u32) {
     let mut runner = runner(cases(default_cases));
     let strategy = (any::<u64>(), proptest::collection::vec(any::<Index>(), 0..300));
     runner
         .run(&strategy, |(seed, choices)| {
-            let (state, rec) = driven_playout(&g, players, seed, &choices, DECISION_BOUND)
+            let (state, rec) = driven_playout(g, players, seed, &choices, DECISION_BOUND)
                 .map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert!(
                 state.is_terminal(),
                 "the game did not end within {DECISION_BOUND} decisions"
             );
             let text = rec.to_text(&[]);
-            let replayed = record::replay(&g, players, &text, Path::new("playout"))
+            let replayed = record::replay(g, players, &text, Path::new("playout"))
                 .map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert!(replayed.same_as(&state), "replaying the record gives another state");
             Ok(())
@@ -57,6 +60,19 @@ fn sirius_advanced_playouts_end_and_replay_for_every_player_count() {
     for players in 2..=6 {
         playouts_end_and_replay("sirius-advanced", players, 8);
     }
+}
+
+#[test]
+fn space_war_playouts_end_and_replay() {
+    playouts_end_and_replay("space-war", 2, 12);
+}
+
+#[test]
+fn space_war_on_the_hex_board_playouts_end_and_replay() {
+    let mut v = rulesmith_core::Variant::load(common::root().join("variants/space-war")).unwrap();
+    v.set("hex", "true").unwrap();
+    let g = rulesmith_rhai::interpreted(v).unwrap();
+    playouts_of_game_end_and_replay(&g, "space-war (hex)", 2, 6);
 }
 
 #[test]
