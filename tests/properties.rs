@@ -75,6 +75,37 @@ fn space_war_on_the_hex_board_playouts_end_and_replay() {
     playouts_of_game_end_and_replay(&g, "space-war (hex)", 2, 6);
 }
 
+/// Space War's orders listed through the turn memo (a test variant) are
+/// the orders the shipped variant lists from scratch: random games list
+/// on the state itself, as playouts do (so that the memo fills up), and
+/// every list is the same on both.
+#[test]
+fn space_war_lists_the_same_orders_with_and_without_the_memo() {
+    use rulesmith_core::{rng, ToMove};
+    let plain = game("space-war");
+    let memo = rulesmith_rhai::interpreted(
+        rulesmith_core::Variant::load(common::root().join("tests/fuzz-variants/space-war-memo")).unwrap(),
+    )
+    .unwrap();
+    let mut kept = 0;
+    for seed in 0..cases(4) as u64 {
+        let mut r = rng::seeded(seed);
+        let (mut a, mut b) = (plain.new_game(2).unwrap(), memo.new_game(2).unwrap());
+        let (mut la, mut lb) = (Vec::new(), Vec::new());
+        while let ToMove::Decision(_) = a.to_move() {
+            plain.legal_actions_into(&mut a, &mut la).unwrap();
+            memo.legal_actions_into(&mut b, &mut lb).unwrap();
+            assert_eq!(plain.texts(&la), memo.texts(&lb), "seed {seed}");
+            kept += b.core.memo.len();
+            let pick = la[rng::below(&mut r, la.len() as u32) as usize];
+            plain.apply_trusted(&mut a, pick).unwrap();
+            memo.apply_trusted(&mut b, pick).unwrap();
+        }
+        assert!(a.same_as(&b), "seed {seed}");
+    }
+    assert!(kept > 0, "the memo kept groups of orders");
+}
+
 #[test]
 fn same_seed_and_choices_give_the_same_game() {
     let g = game("sirius-basic");

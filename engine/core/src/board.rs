@@ -641,6 +641,11 @@ mod tests {
         y * g[1] + x
     }
 
+    /// The cells at these `(x, y)`.
+    fn cs(g: &[i64], xy: &[(i64, i64)]) -> Vec<i64> {
+        xy.iter().map(|&(x, y)| c(g, x, y)).collect()
+    }
+
     #[test]
     fn geometry_is_checked() {
         assert!(Geo::read(&[8, 5, 4]).is_ok());
@@ -655,19 +660,8 @@ mod tests {
     fn steps_follow_the_numbered_directions_and_stop_at_the_edge() {
         let mid = c(&SQ8, 2, 1);
         let around: Vec<i64> = (0..8).map(|d| step(&SQ8, mid, d).unwrap()).collect();
-        assert_eq!(
-            around,
-            vec![
-                c(&SQ8, 2, 0),
-                c(&SQ8, 3, 0),
-                c(&SQ8, 3, 1),
-                c(&SQ8, 3, 2),
-                c(&SQ8, 2, 2),
-                c(&SQ8, 1, 2),
-                c(&SQ8, 1, 1),
-                c(&SQ8, 1, 0)
-            ]
-        );
+        let want = [(2, 0), (3, 0), (3, 1), (3, 2), (2, 2), (1, 2), (1, 1), (1, 0)];
+        assert_eq!(around, cs(&SQ8, &want));
         // Directions wrap: -1 is north-west, 9 north-east.
         assert_eq!(step(&SQ8, mid, -1).unwrap(), c(&SQ8, 1, 0));
         assert_eq!(step(&SQ8, mid, 9).unwrap(), c(&SQ8, 3, 0));
@@ -676,17 +670,8 @@ mod tests {
         assert_eq!(neighbours(&SQ4, 0).unwrap(), vec![1, 5]);
         // Hex: six neighbours in the middle, (q+1, r-1) first.
         let h = c(&HEX7, 3, 3);
-        assert_eq!(
-            neighbours(&HEX7, h).unwrap(),
-            vec![
-                c(&HEX7, 4, 2),
-                c(&HEX7, 4, 3),
-                c(&HEX7, 3, 4),
-                c(&HEX7, 2, 4),
-                c(&HEX7, 2, 3),
-                c(&HEX7, 3, 2)
-            ]
-        );
+        let want = [(4, 2), (4, 3), (3, 4), (2, 4), (2, 3), (3, 2)];
+        assert_eq!(neighbours(&HEX7, h).unwrap(), cs(&HEX7, &want));
     }
 
     #[test]
@@ -694,7 +679,7 @@ mod tests {
         let (a, b) = (c(&SQ8, 0, 0), c(&SQ8, 3, 2));
         assert_eq!(distance(&SQ8, a, b).unwrap(), 3);
         assert_eq!(distance(&SQ4, a, b).unwrap(), 5);
-        // Hex: (0,0) to (3,-... ) in a parallelogram: (1,3) to (4,0) is 3 steps NE.
+        // Hex: (1,3) to (4,0) is 3 steps north-east; (0,0) to (3,3) 6 steps.
         assert_eq!(distance(&HEX7, c(&HEX7, 1, 3), c(&HEX7, 4, 0)).unwrap(), 3);
         assert_eq!(distance(&HEX7, c(&HEX7, 0, 0), c(&HEX7, 3, 3)).unwrap(), 6);
     }
@@ -761,19 +746,19 @@ mod tests {
         // N: (1,1) is an enemy: the line ends on it.
         // NE: (2,1), (3,0). E: (2,2), (3,2). SE: (2,3). S: (1,3) enemy.
         // SW: (0,3). W: (0,2). NW: (0,1).
-        let want = vec![
-            c(&SQ8, 1, 1),
-            c(&SQ8, 2, 1),
-            c(&SQ8, 3, 0),
-            c(&SQ8, 2, 2),
-            c(&SQ8, 3, 2),
-            c(&SQ8, 2, 3),
-            c(&SQ8, 1, 3),
-            c(&SQ8, 0, 3),
-            c(&SQ8, 0, 2),
-            c(&SQ8, 0, 1),
+        let want = [
+            (1, 1),
+            (2, 1),
+            (3, 0),
+            (2, 2),
+            (3, 2),
+            (2, 3),
+            (1, 3),
+            (0, 3),
+            (0, 2),
+            (0, 1),
         ];
-        assert_eq!(r, want);
+        assert_eq!(r, cs(&SQ8, &want));
         assert_eq!(
             targets(&SQ8, &cells, &rule, from, 4).unwrap(),
             vec![c(&SQ8, 1, 1), c(&SQ8, 1, 3)]
