@@ -16,9 +16,12 @@
 
 pub mod board;
 pub mod ctx;
+mod decisions;
+mod determinize;
 pub mod error;
 pub mod game;
 pub mod grid;
+pub mod legal;
 pub mod lint;
 pub mod natives;
 pub mod notation;
