@@ -32,6 +32,7 @@ fn every_shipped_variant_plays_identically_compiled() {
         ("sirius-custom-cards", "100"),
         ("examples/broken-repair", "60"),
         ("battlefield-space", "20"),
+        ("space-war", "16"),
     ];
     for (variant, games) in cases {
         let path = format!("variants/{variant}");
@@ -47,6 +48,23 @@ fn every_shipped_variant_plays_identically_compiled() {
         if root().join(&records).is_dir() {
             assert!(out.contains("records replayed identically"), "{variant}: {out}");
         }
+    }
+}
+
+/// The parts of Space War the shipped random games above do not reach: the
+/// hex board (the same compiled rules, other parameters: no rebuild), and
+/// the turn memo (`recall`/`remember`) in a variant that lists its orders
+/// through it.
+#[test]
+fn space_war_on_the_hex_board_and_with_the_memo_plays_identically_compiled() {
+    for args in [
+        &["compile", "variants/space-war", "--verify", "6", "--set", "hex=true"][..],
+        &["compile", "tests/fuzz-variants/space-war-memo", "--verify", "8"],
+    ] {
+        let o = rulesmith(args);
+        let out = stdout(&o);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {out}\n{}", stderr(&o));
+        assert!(out.contains(": identical"), "{args:?}: {out}");
     }
 }
 

@@ -73,9 +73,65 @@ fn sirius_advanced_keeps_every_invariant_for_every_player_count() {
 }
 
 #[test]
+fn space_war_keeps_every_invariant() {
+    holds("space-war", 2, cases(6), false);
+}
+
+/// Space War's orders listed through the turn memo: recalled groups are
+/// what a listing from scratch gives (memo-is-transparent), game after game.
+#[test]
+fn space_war_with_the_turn_memo_keeps_every_check() {
+    let g = Rc::new(
+        rulesmith_rhai::interpreted(Variant::load(root().join("tests/fuzz-variants/space-war-memo")).unwrap()).unwrap(),
+    );
+    let mut game_for = |_: &[(String, i64)]| Ok(g.clone());
+    let batch = fuzz::run_batch(&mut game_for, &Options::default(), &[], 11, cases(4));
+    if let Some((f, _)) = &batch.finding {
+        panic!("{} - {}\n{}", f.kind, f.message, f.record.to_text(&[]));
+    }
+}
+
+/// A memo stamp that misses what a group depends on is found: the fuzzer
+/// lists from scratch beside the memo and compares (checked games only, no
+/// shrinking, which `rulesmith fuzz` does).
+#[test]
+fn a_stale_memo_stamp_is_found() {
+    use proptest::strategy::{Strategy, ValueTree};
+    let g = rulesmith_rhai::interpreted(Variant::load(root().join("tests/fuzz-variants/stale-memo")).unwrap()).unwrap();
+    let mut runner = common::runner(1);
+    let tapes = proptest::collection::vec(proptest::prelude::any::<proptest::sample::Index>(), 400);
+    let mut found = None;
+    for _ in 0..8 {
+        let decisions = tapes.new_tree(&mut runner).unwrap().current();
+        let tape = fuzz::Tape {
+            decisions,
+            chance: Vec::new(),
+        };
+        let mut cov = fuzz::Coverage::default();
+        if let Err(f) = fuzz::play_checked(&g, &Options::default(), &tape, &mut cov) {
+            found = Some(f);
+            break;
+        }
+    }
+    let f = found.expect("the stale stamp is found within 8 games");
+    assert_eq!(
+        f.kind,
+        FindingKind::Check(fuzz::GenericCheck::MemoIsTransparent),
+        "{}",
+        f.message
+    );
+    assert!(
+        f.message.contains("differ from a listing from scratch"),
+        "{}",
+        f.message
+    );
+}
+
+#[test]
 fn parameters_anywhere_in_their_declared_ranges_keep_every_invariant() {
     holds("sirius-basic", 2, cases(24), true);
     holds("sirius-lifeboats", 2, cases(8), true);
+    holds("space-war", 2, cases(6), true);
 }
 
 #[test]

@@ -15,19 +15,22 @@ use std::path::Path;
 const DECISION_BOUND: usize = 100_000;
 
 fn playouts_end_and_replay(variant: &str, players: usize, default_cases: u32) {
-    let g = game(variant);
+    playouts_of_game_end_and_replay(&game(variant), variant, players, default_cases);
+}
+
+fn playouts_of_game_end_and_replay(g: &rulesmith_core::Game, variant: &str, players: usize, default_cases: u32) {
     let mut runner = runner(cases(default_cases));
     let strategy = (any::<u64>(), proptest::collection::vec(any::<Index>(), 0..300));
     runner
         .run(&strategy, |(seed, choices)| {
-            let (state, rec) = driven_playout(&g, players, seed, &choices, DECISION_BOUND)
+            let (state, rec) = driven_playout(g, players, seed, &choices, DECISION_BOUND)
                 .map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert!(
                 state.is_terminal(),
                 "the game did not end within {DECISION_BOUND} decisions"
             );
             let text = rec.to_text(&[]);
-            let replayed = record::replay(&g, players, &text, Path::new("playout"))
+            let replayed = record::replay(g, players, &text, Path::new("playout"))
                 .map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert!(replayed.same_as(&state), "replaying the record gives another state");
             Ok(())
@@ -57,6 +60,49 @@ fn sirius_advanced_playouts_end_and_replay_for_every_player_count() {
     for players in 2..=6 {
         playouts_end_and_replay("sirius-advanced", players, 8);
     }
+}
+
+#[test]
+fn space_war_playouts_end_and_replay() {
+    playouts_end_and_replay("space-war", 2, 12);
+}
+
+#[test]
+fn space_war_on_the_hex_board_playouts_end_and_replay() {
+    let mut v = Variant::load(common::root().join("variants/space-war")).unwrap();
+    v.set("hex", "true").unwrap();
+    let g = rulesmith_rhai::interpreted(v).unwrap();
+    playouts_of_game_end_and_replay(&g, "space-war (hex)", 2, 6);
+}
+
+/// Space War's orders listed through the turn memo (a test variant) are
+/// the orders the shipped variant lists from scratch: random games list
+/// on the state itself, as playouts do (so that the memo fills up), and
+/// every list is the same on both.
+#[test]
+fn space_war_lists_the_same_orders_with_and_without_the_memo() {
+    use rulesmith_core::{rng, ToMove};
+    let plain = game("space-war");
+    let memo =
+        rulesmith_rhai::interpreted(Variant::load(common::root().join("tests/fuzz-variants/space-war-memo")).unwrap())
+            .unwrap();
+    let mut kept = 0;
+    for seed in 0..cases(4) as u64 {
+        let mut r = rng::seeded(seed);
+        let (mut a, mut b) = (plain.new_game(2).unwrap(), memo.new_game(2).unwrap());
+        let (mut la, mut lb) = (Vec::new(), Vec::new());
+        while let ToMove::Decision(_) = a.to_move() {
+            plain.legal_actions_into(&mut a, &mut la).unwrap();
+            memo.legal_actions_into(&mut b, &mut lb).unwrap();
+            assert_eq!(plain.texts(&la), memo.texts(&lb), "seed {seed}");
+            kept += b.core.memo.len();
+            let pick = la[rng::below(&mut r, la.len() as u32) as usize];
+            plain.apply_trusted(&mut a, pick).unwrap();
+            memo.apply_trusted(&mut b, pick).unwrap();
+        }
+        assert!(a.same_as(&b), "seed {seed}");
+    }
+    assert!(kept > 0, "the memo kept groups of orders");
 }
 
 #[test]

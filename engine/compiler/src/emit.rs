@@ -1299,6 +1299,17 @@ impl<'a> Emit<'a> {
                 let rest: String = n.iter().map(|x| format!(", {x}")).collect();
                 format!("{{ {lets} {name}({c}, {r}{rest}){at} }}")
             }
+            "recall" => {
+                let int = self.int_ty();
+                let stamp = self.t.store.make(Shape::Arr(int));
+                let (lets, n) = self.args(args, &[Some(int), Some(stamp)]);
+                format!("{{ {lets} rt.recall({}, &{}){at} }}", n[0], n[1])
+            }
+            "remember" => {
+                let (lets, n) = self.args(args, &ints);
+                format!("{{ {lets} rt.remember({}){at} }}", n[0])
+            }
+            _ if crate::infer::board_native(name).is_some() => self.board(e, name, args),
             "type_of" => {
                 let t = self.t.expr_ty[args[0].id];
                 match self.shape(t) {
@@ -1328,6 +1339,38 @@ impl<'a> Emit<'a> {
                 self.method(e, recv, name, &args[1..])
             }
         }
+    }
+
+    /// A board native (core's `board` module): arrays of numbers are read
+    /// in place when they are typed, converted once when dynamic.
+    fn board(&mut self, e: &Expr, name: &str, args: &[Expr]) -> String {
+        use rulesmith_core::board::Kind;
+        let at = self.at(e.pos);
+        let (_, kinds, _) = crate::infer::board_native(name).expect("a board native");
+        let mut lets = String::new();
+        let mut passed = Vec::new();
+        for (a, k) in args.iter().zip(kinds.iter()) {
+            let t = self.t.expr_ty[a.id];
+            let typed = matches!(self.shape(t), Shape::Arr(el) if self.shape(el) == Shape::Int);
+            match k {
+                Kind::Ints | Kind::Pairs if typed => passed.push(self.ref_of(a)),
+                Kind::Ints | Kind::Pairs => {
+                    let int = self.int_ty();
+                    let want = self.t.store.make(Shape::Arr(int));
+                    let (l, n) = self.args(std::slice::from_ref(a), &[Some(want)]);
+                    lets.push_str(&l);
+                    passed.push(format!("&{}", n[0]));
+                }
+                Kind::Int => {
+                    let int = self.int_ty();
+                    let (l, n) = self.args(std::slice::from_ref(a), &[Some(int)]);
+                    lets.push_str(&l);
+                    passed.push(n[0].clone());
+                }
+            }
+        }
+        let function = name.trim_start_matches("board_");
+        format!("{{ {lets} board::{function}({}){at} }}", passed.join(", "))
     }
 
     /// `add_all(kind, [d1, d2, ..])`: every combination, the first domain

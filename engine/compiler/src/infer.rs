@@ -13,6 +13,12 @@
 use crate::ir::*;
 use crate::types::{Field, Shape, Store, Ty};
 use crate::{CompileError, Facts, Scalar};
+use rulesmith_core::board::Kind as BoardKind;
+
+/// The signature of board native `name` (core's table), if it is one.
+pub fn board_native(name: &str) -> Option<&'static (&'static str, &'static [BoardKind], BoardKind)> {
+    rulesmith_core::board::NATIVES.iter().find(|(n, _, _)| *n == name)
+}
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Every engine native and built-in function the compiler translates by
@@ -25,6 +31,19 @@ pub const NATIVES: &[&str] = &[
     "add",
     "add_all",
     "at_least",
+    "board_cell",
+    "board_coords",
+    "board_distance",
+    "board_footprint",
+    "board_line",
+    "board_neighbours",
+    "board_rays",
+    "board_reach",
+    "board_reach_block",
+    "board_ring",
+    "board_seen",
+    "board_step",
+    "board_targets",
     "card",
     "card_hook",
     "card_ids",
@@ -49,6 +68,8 @@ pub const NATIVES: &[&str] = &[
     "narrate",
     "param",
     "print",
+    "recall",
+    "remember",
     "reveal",
     "reveal_secrets",
     "roll",
@@ -804,6 +825,38 @@ impl Infer<'_> {
                 }
                 let pair = self.t.store.make(Shape::Arr(int));
                 self.t.store.make(Shape::Arr(pair))
+            }
+            "recall" if arity(2) => {
+                want(self, 0, int);
+                let el = self.int();
+                let stamp = self.t.store.make(Shape::Arr(el));
+                want(self, 1, stamp);
+                self.int()
+            }
+            "remember" if arity(1) => {
+                want(self, 0, int);
+                unit
+            }
+            _ if board_native(name).is_some_and(|(_, kinds, _)| kinds.len() == args.len()) => {
+                let (_, kinds, ret) = board_native(name).expect("just matched");
+                for (i, k) in kinds.iter().enumerate() {
+                    let t = match k {
+                        BoardKind::Int => self.int(),
+                        BoardKind::Ints | BoardKind::Pairs => {
+                            let el = self.int();
+                            self.t.store.make(Shape::Arr(el))
+                        }
+                    };
+                    want(self, i, t);
+                }
+                match ret {
+                    BoardKind::Int => int,
+                    BoardKind::Ints => self.t.store.make(Shape::Arr(int)),
+                    BoardKind::Pairs => {
+                        let pair = self.t.store.make(Shape::Arr(int));
+                        self.t.store.make(Shape::Arr(pair))
+                    }
+                }
             }
             "narrate" if arity(1) => unit,
             "show_moves" if arity(0) => bool_,

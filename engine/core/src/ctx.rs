@@ -9,7 +9,7 @@
 //! adds the file, function and line.
 
 use crate::legal::{Legal, NOT_COLLECTING};
-use crate::state::{Action, ChanceSource, Core, PendingChance, Seat, Status, MAX_ARGS};
+use crate::state::{Action, ChanceSource, Core, MemoGroup, PendingChance, Seat, Status, MAX_ARGS};
 use crate::variant::Variant;
 use std::collections::HashMap;
 
@@ -38,6 +38,9 @@ pub struct Ctx {
     pub narration: Vec<String>,
     /// Board labels given by `mark` during a render: (label, action text).
     pub marks: Vec<(String, String)>,
+    /// The groups of legal actions `recall` did not find, being listed:
+    /// key, where the group began in `legal`, and its stamp.
+    pub recalling: Vec<(i64, usize, Vec<i64>)>,
 }
 
 impl Ctx {
@@ -212,6 +215,50 @@ impl Ctx {
     pub fn finish_product(&mut self, variant: &Variant, kind: u16) -> Result<(), String> {
         let template = &variant.actions[kind as usize].template;
         self.legal.finish_product(kind, template, self.collecting)
+    }
+
+    /// `recall(key, stamp)`: when this turn's listings of the current step
+    /// remembered a group of legal actions under `key` with an equal
+    /// `stamp` (the numbers the group's listing depends on), adds the
+    /// group's actions again and returns how many; otherwise returns -1,
+    /// and the actions added from here on are the group that
+    /// `remember(key)` keeps under this stamp.
+    pub fn recall(&mut self, key: i64, stamp: &[i64]) -> Result<i64, String> {
+        let step = self.listing_step("recall")?;
+        if let Some(g) = self.core.memo.get(step, key).filter(|g| g.stamp == stamp) {
+            self.legal.push_all(&g.actions)?;
+            return Ok(g.actions.len() as i64);
+        }
+        let start = self.legal.len();
+        let open = (key, start, stamp.to_vec());
+        match self.recalling.iter_mut().find(|(k, ..)| *k == key) {
+            Some(o) => *o = open,
+            None => self.recalling.push(open),
+        }
+        Ok(-1)
+    }
+
+    /// `remember(key)`: keeps the actions added since `recall(key, stamp)`
+    /// returned -1, under that stamp, for this turn's later listings of
+    /// the step.
+    pub fn remember(&mut self, key: i64) -> Result<(), String> {
+        let step = self.listing_step("remember")?;
+        let Some(i) = self.recalling.iter().position(|(k, ..)| *k == key) else {
+            return Err(format!(
+                "remember({key}) without a recall({key}, ..) that returned -1 earlier in this listing"
+            ));
+        };
+        let (_, start, stamp) = self.recalling.swap_remove(i);
+        let actions = self.legal.tail_from(start).into();
+        self.core.memo.put(step, key, MemoGroup { stamp, actions });
+        Ok(())
+    }
+
+    fn listing_step(&self, native: &str) -> Result<usize, String> {
+        match (self.collecting, self.core.step) {
+            (true, Some(step)) => Ok(step),
+            _ => Err(format!("{native}() may only be called from a step's legal function")),
+        }
     }
 
     // ----- chance ----------------------------------------------------------
@@ -459,5 +506,58 @@ impl Names {
                 self.declared.params.join(", ")
             )
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A Ctx as a step's legal function sees it.
+    fn listing(step: usize) -> Ctx {
+        let mut c = Ctx {
+            collecting: true,
+            ..Ctx::default()
+        };
+        c.core.step = Some(step);
+        c
+    }
+
+    #[test]
+    fn recall_gives_back_a_remembered_group_only_under_an_equal_stamp() {
+        let mut c = listing(0);
+        assert_eq!(c.recall(7, &[1, 2]).unwrap(), -1);
+        c.legal.push(Action::new(0, &[1])).unwrap();
+        c.legal.push(Action::new(0, &[2])).unwrap();
+        c.remember(7).unwrap();
+        // A later listing of the same step.
+        c.legal.clear();
+        c.legal.push(Action::new(1, &[])).unwrap();
+        assert_eq!(c.recall(7, &[1, 2]).unwrap(), 2);
+        assert_eq!(
+            c.legal.to_vec(),
+            vec![Action::new(1, &[]), Action::new(0, &[1]), Action::new(0, &[2])]
+        );
+        assert_eq!(c.recall(7, &[1, 3]).unwrap(), -1, "another stamp");
+        assert_eq!(c.recall(8, &[1, 2]).unwrap(), -1, "another key");
+        // An empty group is remembered too: recall then says 0.
+        c.remember(8).unwrap();
+        assert_eq!(c.recall(8, &[1, 2]).unwrap(), 0);
+        // Each step has its own groups.
+        c.core.step = Some(1);
+        assert_eq!(c.recall(7, &[1, 2]).unwrap(), -1);
+    }
+
+    #[test]
+    fn the_memo_natives_belong_to_legal_functions() {
+        let mut c = listing(0);
+        let e = c.remember(3).unwrap_err();
+        assert!(e.contains("remember(3) without a recall(3, ..)"), "{e}");
+        c.collecting = false;
+        let e = c.recall(3, &[]).unwrap_err();
+        assert!(
+            e.contains("recall() may only be called from a step's legal function"),
+            "{e}"
+        );
     }
 }

@@ -195,6 +195,7 @@ impl Game {
             secrets: Vec::new(),
             secret_decisions: Vec::new(),
             round: 0,
+            memo: Default::default(),
         };
         let mut state = State {
             core: Box::new(core),
@@ -271,10 +272,12 @@ impl Game {
             let mut c = self.ctx.borrow_mut();
             c.legal.clear();
             c.collecting = true;
+            c.recalling.clear();
         }
         let result = self.call(state, Entry::Legal { step: index });
         let mut c = self.ctx.borrow_mut();
         c.collecting = false;
+        c.recalling.clear();
         c.enter = None;
         c.end_turn = false;
         c.start_turns = None;
@@ -830,6 +833,7 @@ impl Game {
         c.end_turn = false;
         c.start_turns = None;
         c.legal.clear();
+        c.recalling.clear();
     }
 
     /// Runs `f`; on error, restores the state (when a backup is kept) and
@@ -1024,6 +1028,8 @@ impl Game {
 
     fn begin_turn(&self, state: &mut State) -> Result<(), GameError> {
         state.core.actor = None;
+        // The memo keeps listings within a turn only.
+        state.core.memo.clear();
         self.ctx.borrow_mut().enter = Some(self.variant.turn_steps[0]);
         if self.variant.on_turn_start.is_some() {
             self.run(state, Entry::TurnStart)?;

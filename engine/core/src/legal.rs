@@ -113,6 +113,36 @@ impl Legal {
         }
     }
 
+    /// The actions from number `start` on, in order (a turn memo's group:
+    /// what a listing added after `start`).
+    pub fn tail_from(&self, start: usize) -> Vec<Action> {
+        let mut out = Vec::with_capacity(self.len.saturating_sub(start));
+        let mut skip = start;
+        for seg in &self.segments {
+            let n = match *seg {
+                Segment::Singles { start, end } => (end - start) as usize,
+                Segment::Product { count, .. } => count,
+            };
+            if skip >= n {
+                skip -= n;
+                continue;
+            }
+            match *seg {
+                Segment::Singles { start, end } => {
+                    out.extend_from_slice(&self.singles[start as usize + skip..end as usize])
+                }
+                Segment::Product {
+                    kind,
+                    first,
+                    n: domains,
+                    count,
+                } => out.extend((skip..count).map(|k| self.decode(kind, first as usize, domains as usize, k))),
+            }
+            skip = 0;
+        }
+        out
+    }
+
     /// The whole list.
     pub fn to_vec(&self) -> Vec<Action> {
         let mut v = Vec::new();
@@ -162,6 +192,20 @@ impl Legal {
         match self.segments.last_mut() {
             Some(Segment::Singles { end, .. }) if *end == at => *end = at + 1,
             _ => self.segments.push(Segment::Singles { start: at, end: at + 1 }),
+        }
+        Ok(())
+    }
+
+    /// Adds actions listed before (their values already checked).
+    pub(crate) fn push_all(&mut self, actions: &[Action]) -> Result<(), String> {
+        self.grow(actions.len())?;
+        let at = self.singles.len() as u32;
+        self.singles.extend_from_slice(actions);
+        let end = self.singles.len() as u32;
+        match self.segments.last_mut() {
+            Some(Segment::Singles { end: e, .. }) if *e == at => *e = end,
+            _ if at == end => {}
+            _ => self.segments.push(Segment::Singles { start: at, end }),
         }
         Ok(())
     }
@@ -380,6 +424,27 @@ mod tests {
         for (k, a) in want.iter().enumerate() {
             assert_eq!(legal.get(k), *a, "action {k}");
         }
+    }
+
+    #[test]
+    fn a_tail_read_and_pushed_again_is_the_same_actions() {
+        let t = template("go {side} {int}");
+        let mut legal = Legal::default();
+        legal.push(Action::new(0, &[2, 9])).unwrap();
+        product(&mut legal, 1, &t, &[&[&[0], &[1]], &[&[5], &[7], &[8]]]).unwrap();
+        legal.push(Action::new(2, &[1, 1])).unwrap();
+        let all = legal.to_vec();
+        for start in 0..=all.len() {
+            assert_eq!(legal.tail_from(start), all[start..], "from {start}");
+        }
+        // Tails starting inside the product, pushed onto another list.
+        let mut other = Legal::default();
+        other.push(Action::new(2, &[0, 0])).unwrap();
+        other.push_all(&legal.tail_from(3)).unwrap();
+        other.push_all(&[]).unwrap();
+        assert_eq!(other.len(), 1 + all.len() - 3);
+        assert_eq!(other.to_vec()[1..], all[3..]);
+        assert_eq!(other.get(other.len() - 1), Action::new(2, &[1, 1]));
     }
 
     #[test]

@@ -14,6 +14,7 @@
 //! steps, chance, hidden draws and the end of the game are generic;
 //! everything else lives in the variant's data and scripts.
 
+pub mod board;
 pub mod ctx;
 mod decisions;
 mod determinize;

@@ -4,16 +4,22 @@
 //!
 //! A template is a sequence of literal text and typed slots. A slot's type is
 //! an enumeration declared by the variant (its values are written as words,
-//! stored as indices), `int` (a non-negative number without leading zeros) or
-//! `seat` (written `P1`, `P2`, ..., stored 0-based).
+//! stored as indices), `int` (a non-negative number without leading zeros),
+//! `signed` (a number that may be negative, such as a hex board's axial
+//! coordinate `-2`) or `seat` (written `P1`, `P2`, ..., stored 0-based).
 
 use crate::state::{Action, MAX_ARGS};
 
 /// The type of one slot in a template.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SlotType {
-    Enum { name: String, values: Vec<String> },
+    Enum {
+        name: String,
+        values: Vec<String>,
+    },
     Int,
+    /// A whole number that may be negative: `-3`, `0`, `12`.
+    Signed,
     Seat,
 }
 
@@ -29,9 +35,9 @@ pub struct Template {
     pub name: String,
     pub text: String,
     parts: Vec<Part>,
-    /// Per slot, the first value that does not fit (values start at 0):
-    /// checked for every legal action added, so worked out once.
-    bounds: Vec<i64>,
+    /// Per slot, the range of values that fit: checked for every legal
+    /// action added, so worked out once.
+    bounds: Vec<(i64, i64)>,
 }
 
 impl Template {
@@ -53,7 +59,7 @@ impl Template {
                     // `{name:type}` documents the value; only the type counts.
                     let ty = inner.rsplit(':').next().unwrap_or(inner).trim();
                     let slot = lookup(ty).ok_or_else(|| {
-                        format!("unknown value type '{ty}' in action text {text:?} (expected int, seat or one of the variant's [notation] enumerations)")
+                        format!("unknown value type '{ty}' in action text {text:?} (expected int, signed, seat or one of the variant's [notation] enumerations)")
                     })?;
                     if let Some(Part::Slot(_)) = parts.last() {
                         return Err(format!(
@@ -82,8 +88,7 @@ impl Template {
         let bounds = parts
             .iter()
             .filter_map(|p| match p {
-                Part::Slot(SlotType::Enum { values, .. }) => Some(values.len() as i64),
-                Part::Slot(SlotType::Int | SlotType::Seat) => Some(i32::MAX as i64 + 1),
+                Part::Slot(slot) => Some(range(slot)),
                 Part::Lit(_) => None,
             })
             .collect();
@@ -111,14 +116,19 @@ impl Template {
     /// True when `v` fits slot `slot` (see [`Template::check_values`]).
     #[inline]
     pub fn fits(&self, slot: usize, v: i64) -> bool {
-        self.bounds.get(slot).is_some_and(|&b| v >= 0 && v < b)
+        self.bounds.get(slot).is_some_and(|&(lo, hi)| lo <= v && v <= hi)
     }
 
     /// Checks that `values` fit the slots (enumeration indices in range,
-    /// numbers and seats not negative).
+    /// numbers and seats not negative, signed numbers within 32 bits).
     #[inline]
     pub fn check_values(&self, values: &[i64]) -> Result<(), String> {
-        if values.len() == self.bounds.len() && values.iter().zip(&self.bounds).all(|(&v, &b)| v >= 0 && v < b) {
+        if values.len() == self.bounds.len()
+            && values
+                .iter()
+                .zip(&self.bounds)
+                .all(|(v, (lo, hi))| (*lo..=*hi).contains(v))
+        {
             return Ok(());
         }
         self.explain_values(values)
@@ -137,11 +147,8 @@ impl Template {
             ));
         }
         for (slot, &v) in self.slots().zip(values) {
-            let ok = match slot {
-                SlotType::Enum { values, .. } => v >= 0 && (v as usize) < values.len(),
-                SlotType::Int | SlotType::Seat => (0..=i32::MAX as i64).contains(&v),
-            };
-            if !ok {
+            let (lo, hi) = range(slot);
+            if !(lo..=hi).contains(&v) {
                 return Err(format!(
                     "value {v} does not fit {} in action '{}'",
                     describe(slot),
@@ -164,7 +171,7 @@ impl Template {
                         SlotType::Enum { values, .. } => {
                             out.push_str(values.get(v as usize).map(String::as_str).unwrap_or("?"))
                         }
-                        SlotType::Int => out.push_str(&v.to_string()),
+                        SlotType::Int | SlotType::Signed => out.push_str(&v.to_string()),
                         SlotType::Seat => {
                             out.push('P');
                             out.push_str(&(v + 1).to_string());
@@ -187,10 +194,20 @@ impl Template {
     }
 }
 
+/// The values a slot takes: actions hold 32-bit values.
+fn range(slot: &SlotType) -> (i64, i64) {
+    match slot {
+        SlotType::Enum { values, .. } => (0, values.len() as i64 - 1),
+        SlotType::Int | SlotType::Seat => (0, i32::MAX as i64),
+        SlotType::Signed => (-(i32::MAX as i64), i32::MAX as i64),
+    }
+}
+
 fn describe(slot: &SlotType) -> String {
     match slot {
         SlotType::Enum { name, values } => format!("{name} (0..{})", values.len()),
         SlotType::Int => "a number".into(),
+        SlotType::Signed => "a signed number".into(),
         SlotType::Seat => "a seat".into(),
     }
 }
@@ -217,6 +234,20 @@ fn match_parts(parts: &[Part], text: &str, values: &mut Vec<i32>) -> bool {
             false
         }
         Part::Slot(SlotType::Int) => match_number(text, rest, values, 0),
+        // A minus sign, then a number that is not 0 (no "-0"), or a number.
+        Part::Slot(SlotType::Signed) => {
+            if let Some(t) = text.strip_prefix('-') {
+                let before = values.len();
+                if match_number(t, rest, values, 0) && values[before] != 0 {
+                    values[before] = -values[before];
+                    return true;
+                }
+                values.truncate(before);
+                false
+            } else {
+                match_number(text, rest, values, 0)
+            }
+        }
         Part::Slot(SlotType::Seat) => match text.strip_prefix('P') {
             Some(t) => match_number(t, rest, values, 1),
             None => false,
@@ -259,6 +290,7 @@ mod tests {
         match name {
             "int" => Some(SlotType::Int),
             "seat" => Some(SlotType::Seat),
+            "signed" => Some(SlotType::Signed),
             "side" => Some(SlotType::Enum {
                 name: "side".into(),
                 values: vec!["n".into(), "e".into(), "ne".into()],
@@ -309,6 +341,28 @@ mod tests {
         assert!(Template::compile("x", "go {int", lookup)
             .unwrap_err()
             .contains("unclosed"));
+    }
+
+    #[test]
+    fn signed_numbers_may_be_negative_but_never_minus_zero_or_plus() {
+        let t = Template::compile("move", "move {q:signed},{r:signed} to {int}", lookup).unwrap();
+        let a = t.parse(0, "move -3,12 to 4").unwrap();
+        assert_eq!(a.values(), &[-3, 12, 4]);
+        let mut s = String::new();
+        t.write(&a, &mut s);
+        assert_eq!(s, "move -3,12 to 4");
+        for bad in [
+            "move -0,1 to 4",
+            "move +3,1 to 4",
+            "move --3,1 to 4",
+            "move -03,1 to 4",
+            "move 3,1 to -4",
+        ] {
+            assert!(t.parse(0, bad).is_none(), "{bad}");
+        }
+        assert!(t.check_values(&[-3, 0, 4]).is_ok());
+        assert!(t.check_values(&[0, 0, -4]).is_err());
+        assert!(t.check_values(&[i32::MIN as i64, 0, 0]).is_err());
     }
 
     #[test]

@@ -113,6 +113,65 @@ pub struct Core {
     /// `actor = "every"` step, one bit per seat (at most 64 seats).
     #[serde(default)]
     pub round: u64,
+    /// Legal actions the rules listed earlier this turn and asked to keep
+    /// (`remember`), for reuse by a later listing (`recall`). Derived
+    /// data, not part of the game: equal states may hold different memos,
+    /// and it is neither saved nor compared.
+    #[serde(skip)]
+    pub memo: Memo,
+}
+
+/// Groups of legal actions kept between listings within a turn: per step
+/// and key, the stamp they were listed under and the actions. Cloning a
+/// state shares the groups (they are only replaced, never changed).
+#[derive(Clone, Default)]
+pub struct Memo(std::sync::Arc<std::collections::BTreeMap<(usize, i64), MemoGroup>>);
+
+/// One remembered group of legal actions, with the stamp it was listed
+/// under: the numbers its listing depended on.
+#[derive(Clone)]
+pub struct MemoGroup {
+    pub stamp: Vec<i64>,
+    pub actions: std::sync::Arc<[Action]>,
+}
+
+impl Memo {
+    pub fn get(&self, step: usize, key: i64) -> Option<&MemoGroup> {
+        self.0.get(&(step, key))
+    }
+
+    pub fn put(&mut self, step: usize, key: i64, group: MemoGroup) {
+        std::sync::Arc::make_mut(&mut self.0).insert((step, key), group);
+    }
+
+    pub fn clear(&mut self) {
+        if !self.0.is_empty() {
+            *self = Memo::default();
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// A memo is derived data: it never makes two states differ.
+impl PartialEq for Memo {
+    fn eq(&self, _: &Memo) -> bool {
+        true
+    }
+}
+
+impl Eq for Memo {}
+
+impl std::fmt::Debug for Memo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Memo({} groups)", self.0.len())
+    }
 }
 
 /// A card dealt so that only one seat saw it.

@@ -106,10 +106,13 @@ pub enum GenericCheck {
     RecordReplays,
     /// Listing the legal actions leaves the state unchanged.
     LegalIsPure,
+    /// Legal actions recalled from the turn's memo (`recall`) are those a
+    /// listing from scratch gives.
+    MemoIsTransparent,
 }
 
 impl GenericCheck {
-    pub const ALL: [GenericCheck; 9] = [
+    pub const ALL: [GenericCheck; 10] = [
         GenericCheck::UniqueTexts,
         GenericCheck::DeterministicOrder,
         GenericCheck::SeatInPlay,
@@ -119,6 +122,7 @@ impl GenericCheck {
         GenericCheck::NoViewLeak,
         GenericCheck::RecordReplays,
         GenericCheck::LegalIsPure,
+        GenericCheck::MemoIsTransparent,
     ];
 
     pub fn name(self) -> &'static str {
@@ -132,6 +136,7 @@ impl GenericCheck {
             GenericCheck::NoViewLeak => "no-view-leak",
             GenericCheck::RecordReplays => "record-replays",
             GenericCheck::LegalIsPure => "legal-listing-changes-nothing",
+            GenericCheck::MemoIsTransparent => "memo-is-transparent",
         }
     }
 }
@@ -314,7 +319,11 @@ pub fn play_checked(game: &Game, opts: &Options, tape: &Tape, cov: &mut Coverage
                         format!("P{} is to move but is out of play", seat + 1),
                     ));
                 }
-                let legal = game.legal_actions(&state).map_err(|e| g.broke_with(e))?;
+                // Listed on the state itself, as playouts and bots do, so
+                // that the turn's memo fills up as it does in their games.
+                let mut legal = Vec::new();
+                game.legal_actions_into(&mut state, &mut legal)
+                    .map_err(|e| g.broke_with(e))?;
                 if opts.text_checks {
                     g.legal_texts(&legal)?;
                 }
@@ -435,6 +444,20 @@ impl Checked<'_> {
                 GenericCheck::DeterministicOrder,
                 "a second listing of the legal actions differs".into(),
             ));
+        }
+        if !state.core.memo.is_empty() {
+            let mut fresh = state.clone();
+            fresh.core.memo.clear();
+            if game.legal_actions(&fresh).map_err(|e| self.broke_with(e))? != legal {
+                return Err(self.check(
+                    GenericCheck::MemoIsTransparent,
+                    format!(
+                        "step '{}': the legal actions recalled from the memo differ from a listing from scratch \
+                         (a stamp given to recall/remember does not change when the group's actions do)",
+                        self.step
+                    ),
+                ));
+            }
         }
         let mut copy = state.clone();
         if !copy.same_as(state) {

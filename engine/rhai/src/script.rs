@@ -596,6 +596,21 @@ fn register_add(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) {
         }
         Ok(cx.finish_product(&i.variant, kind)?)
     });
+    // recall(key, stamp) / remember(key): groups of legal actions kept
+    // between listings within a turn (see Ctx::recall).
+    let c = ctx.clone();
+    engine.register_fn("recall", move |key: INT, stamp: Array| -> NativeResult<INT> {
+        let stamp = stamp
+            .iter()
+            .map(|v| v.as_int())
+            .collect::<Result<Vec<INT>, _>>()
+            .map_err(|t| format!("recall: the stamp must be an array of numbers, not of {t}"))?;
+        Ok(c.borrow_mut().recall(key, &stamp)?)
+    });
+    let c = ctx.clone();
+    engine.register_fn("remember", move |key: INT| -> NativeResult<()> {
+        Ok(c.borrow_mut().remember(key)?)
+    });
     add_arity!();
     add_arity!(a);
     add_arity!(a, b);
@@ -795,6 +810,55 @@ fn register_helpers(engine: &mut Engine) {
     engine.register_fn("grid_compact", move |cols: Array, rows: Array| -> NativeResult<Array> {
         Ok(pair(natives::grid_compact(&ints(&cols)?, &ints(&rows)?)?))
     });
+    register_board(engine);
+}
+
+/// The board natives, from core's table (`rulesmith_core::board`): each
+/// argument a number or an array of numbers, read in place.
+fn register_board(engine: &mut Engine) {
+    use rulesmith_core::board::{self, Arg, Kind, Out};
+    use std::any::TypeId;
+    for &(name, kinds, _) in board::NATIVES {
+        let types: Vec<TypeId> = kinds
+            .iter()
+            .map(|k| match k {
+                Kind::Int => TypeId::of::<INT>(),
+                Kind::Ints | Kind::Pairs => TypeId::of::<Array>(),
+            })
+            .collect();
+        engine.register_raw_fn(name, types, move |_, args| -> NativeResult<Dynamic> {
+            let mut arrays: Vec<Vec<INT>> = Vec::with_capacity(args.len());
+            for (i, k) in kinds.iter().enumerate() {
+                if *k != Kind::Int {
+                    let a = args[i].read_lock::<Array>().expect("registered as an array");
+                    let numbers = a
+                        .iter()
+                        .map(|v| v.as_int())
+                        .collect::<Result<Vec<INT>, _>>()
+                        .map_err(|t| format!("{name}: argument {} must be an array of numbers, not of {t}", i + 1))?;
+                    arrays.push(numbers);
+                }
+            }
+            let mut next_array = arrays.iter();
+            let call_args: Vec<Arg> = kinds
+                .iter()
+                .enumerate()
+                .map(|(i, k)| match k {
+                    Kind::Int => Arg::Int(args[i].as_int().expect("registered as a number")),
+                    Kind::Ints | Kind::Pairs => Arg::Ints(next_array.next().expect("read above")),
+                })
+                .collect();
+            Ok(match board::call(name, &call_args)? {
+                Out::Int(x) => Dynamic::from_int(x),
+                Out::Ints(v) => Dynamic::from_array(v.into_iter().map(Dynamic::from_int).collect()),
+                Out::Pairs(v) => Dynamic::from_array(
+                    v.into_iter()
+                        .map(|p| Dynamic::from_array(p.into_iter().map(Dynamic::from_int).collect()))
+                        .collect(),
+                ),
+            })
+        });
+    }
 }
 
 /// The compiled scripts of a variant, with where each function came from.

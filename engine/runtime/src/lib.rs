@@ -30,6 +30,7 @@ pub mod prelude {
     pub use crate::ops::*;
     pub use crate::value::{take_field, FromValue, Str, ToValue, Value, ValueMap};
     pub use crate::{At, CompiledRules, Domain, Fail, Outcomes, Place, Query, Rt};
+    pub use rulesmith_core::board;
 }
 
 /// A place in the scripts: file index, function, line, column.
@@ -351,6 +352,14 @@ impl Rt<'_> {
     #[inline]
     pub fn add(&mut self, kind: usize, values: &[i64]) -> Result<(), String> {
         self.cx.add(self.variant, kind as u16, values)
+    }
+
+    pub fn recall(&mut self, key: i64, stamp: &[i64]) -> Result<i64, String> {
+        self.cx.recall(key, stamp)
+    }
+
+    pub fn remember(&mut self, key: i64) -> Result<(), String> {
+        self.cx.remember(key)
     }
 
     /// Every combination of the domains, the first varying slowest, kept

@@ -987,7 +987,7 @@ impl Loader {
             if let Err(e) = check_words(&name, &words) {
                 self.error(&loc, e);
             }
-            if name == "int" || name == "seat" {
+            if name == "int" || name == "signed" || name == "seat" {
                 self.error(
                     &loc,
                     format!("'{name}' is a built-in value type and cannot be redefined"),
@@ -1336,6 +1336,7 @@ fn check_words(name: &str, words: &[String]) -> Result<(), String> {
 fn slot_type(enums: &BTreeMap<String, Vec<String>>, ty: &str) -> Option<SlotType> {
     match ty {
         "int" => Some(SlotType::Int),
+        "signed" => Some(SlotType::Signed),
         "seat" => Some(SlotType::Seat),
         other => enums.get(other).map(|v| SlotType::Enum {
             name: other.to_string(),
