@@ -87,8 +87,11 @@ impl PyGame {
         let g = Unsent(&self.shared.game);
         let players = self.shared.players;
         let state = py
-            .detach(move || g.0.new_game(players).map(Unsent))
-            .map_err(|e| error(e.to_string()))?;
+            .detach(move || {
+                let g = g;
+                g.0.new_game(players).map(Unsent).map_err(|e| e.to_string())
+            })
+            .map_err(error)?;
         Ok(PyState {
             shared: self.shared.clone(),
             state: state.0,
@@ -253,10 +256,13 @@ impl PyState {
         if current == CHANCE {
             return Ok(self.chance_outcomes()?.into_iter().map(|(a, _)| a).collect());
         }
-        let (g, s) = (Unsent(self.g()), Unsent(&self.state));
+        let w = Unsent((self.g(), &self.state));
         let legal = py
-            .detach(move || g.0.legal_actions(s.0).map(Unsent))
-            .map_err(|e| error(e.to_string()))?
+            .detach(move || {
+                let w = w;
+                w.0 .0.legal_actions(w.0 .1).map(Unsent).map_err(|e| e.to_string())
+            })
+            .map_err(error)?
             .0;
         let mut out = legal
             .iter()
@@ -291,7 +297,8 @@ impl PyState {
                 let o = enc
                     .decode_outcome(action)
                     .ok_or_else(|| error(format!("{action} is no chance outcome of this game")))?;
-                self.g()
+                self.shared
+                    .game
                     .apply_outcome(&mut self.state, o)
                     .map_err(|e| error(e.to_string()))
             }
@@ -304,9 +311,13 @@ impl PyState {
                         rulesmith_lab::sim::endless_game(self.shared.max_decisions, self.state.core.turn).to_string(),
                     ));
                 }
-                let (g, s) = (Unsent(self.g()), Unsent(&mut self.state));
-                py.detach(move || g.0.apply_action(s.0, a).map_err(|e| Unsent(e.to_string())))
-                    .map_err(|e| error(e.0))
+                let w = Unsent((&self.shared.game, &mut self.state));
+                py.detach(move || {
+                    let w = w;
+                    let (g, s) = w.0;
+                    g.apply_action(s, a).map_err(|e| e.to_string())
+                })
+                .map_err(error)
             }
         }
     }
@@ -494,16 +505,17 @@ impl PyState {
         if !matches!(self.state.to_move(), ToMove::Decision(_)) {
             return Err(error("a bot decides only when a seat is to move"));
         }
-        let mut b = bot::from_spec(spec, seed).map_err(error)?;
-        let (g, s) = (Unsent(self.g()), Unsent(&self.state));
+        let b = bot::from_spec(spec, seed).map_err(error)?;
+        let w = Unsent((self.g(), &self.state, b));
         let a = py
             .detach(move || {
-                let legal = g.0.legal_actions(s.0).map_err(|e| Unsent(e.to_string()))?;
-                let i = b.choose(g.0, s.0, &legal).map_err(|e| Unsent(e.to_string()))?;
-                Ok::<_, Unsent<String>>(Unsent(legal[i]))
+                let w = w;
+                let (g, s, mut b) = w.0;
+                let legal = g.legal_actions(s).map_err(|e| e.to_string())?;
+                let i = b.choose(g, s, &legal).map_err(|e| e.to_string())?;
+                Ok::<_, String>(legal[i])
             })
-            .map_err(|e| error(e.0))?
-            .0;
+            .map_err(error)?;
         self.shared.enc.action(&a, || self.g().action_text(&a)).map_err(error)
     }
 
