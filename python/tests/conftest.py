@@ -33,6 +33,19 @@ def random_game(game, seed, max_steps=5000):
     return state, played
 
 
+def settle(state, seed=0, limit=1000):
+    """Resolves chance events (random outcomes from `seed`) until a seat is
+    to decide or the game ends. Always taking the first outcome would loop:
+    Sirius re-rolls a tied roll for the first player."""
+    rng = random.Random(seed)
+    for _ in range(limit):
+        if not state.is_chance_node():
+            return state
+        outcomes = state.chance_outcomes()
+        state.apply_action(rng.choices([o for o, _ in outcomes], [p for _, p in outcomes])[0])
+    raise AssertionError(f"still a chance event after {limit} outcomes")
+
+
 @pytest.fixture(scope="session")
 def rulesmith_bin():
     """The `rulesmith` command tests/run built (RULESMITH_BIN)."""

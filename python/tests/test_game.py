@@ -6,7 +6,7 @@ import json
 import pytest
 
 import rulesmith
-from conftest import random_game, variant
+from conftest import random_game, settle, variant
 
 
 @pytest.fixture(scope="module")
@@ -25,8 +25,7 @@ def test_a_random_game_ends_with_consistent_returns(basic):
 
 def test_actions_are_stable_numbers_that_round_trip_through_text(basic):
     state = basic.new_initial_state()
-    while state.is_chance_node():
-        state.apply_action(state.chance_outcomes()[0][0])
+    settle(state)
     legal = state.legal_actions()
     assert legal == sorted(legal) and len(set(legal)) == len(legal)
     assert all(0 <= a < basic.num_distinct_actions() for a in legal)
@@ -37,8 +36,7 @@ def test_actions_are_stable_numbers_that_round_trip_through_text(basic):
         assert state.action_to_string(state.current_player(), a) == t
     # The numbering depends only on the variant: another load agrees.
     again = rulesmith.load_game(variant("sirius-basic"), players=2).new_initial_state()
-    while again.is_chance_node():
-        again.apply_action(again.chance_outcomes()[0][0])
+    settle(again)
     assert again.legal_actions() == legal
     # Not the player to move: no actions.
     assert state.legal_actions(1 - state.current_player()) == []
@@ -46,10 +44,10 @@ def test_actions_are_stable_numbers_that_round_trip_through_text(basic):
 
 def test_a_bad_action_raises_a_located_error_and_changes_nothing(basic):
     state = basic.new_initial_state()
-    while state.is_chance_node():
-        state.apply_action(state.chance_outcomes()[0][0])
+    settle(state)
     before = state.serialize()
-    illegal = next(a for a in range(basic.num_distinct_actions()) if a not in state.legal_actions())
+    legal = set(state.legal_actions())
+    illegal = next(a for a in range(basic.num_distinct_actions()) if a not in legal)
     with pytest.raises(rulesmith.RulesmithError, match="is not legal now"):
         state.apply_action(illegal)
     with pytest.raises(rulesmith.RulesmithError, match="no action"):
@@ -99,8 +97,7 @@ def test_hidden_cards_are_hidden_from_the_other_seat():
     game = rulesmith.load_game(variant("sirius-lifeboats"), players=2)
     state = game.new_initial_state()
     # Deal until some card is dealt in secret.
-    while state.is_chance_node():
-        state.apply_action(state.chance_outcomes()[0][0])
+    settle(state)
     views = [state.information_state_string(p) for p in range(2)]
     assert views[0] != views[1] or "?" not in views[0]
     assert "?" in views[0] + views[1], "each seat's secret card is hidden from the other"
@@ -112,8 +109,7 @@ def test_bots_pick_legal_actions_with_the_gil_released(basic):
     import threading
 
     state, _ = random_game(basic, seed=2, max_steps=10)
-    while state.is_chance_node():
-        state.apply_action(state.chance_outcomes()[0][0])
+    settle(state)
     for spec in ("random", "greedy", "mcts:20"):
         assert state.bot_action(spec, seed=1) in state.legal_actions()
     # Two threads simulate at once; each result equals the one-thread run.
