@@ -24,6 +24,13 @@ macro_rules! out {
     }};
 }
 
+/// The memory allocator of every `rulesmith` binary (the plain one and
+/// those with compiled rules): game states and scripts allocate many small
+/// short-lived values, which mimalloc serves about twice as fast as the
+/// system allocator. Each binary declares it with
+/// `#[global_allocator] static A: rulesmith::Allocator = rulesmith::Allocator;`.
+pub use mimalloc::MiMalloc as Allocator;
+
 mod check;
 mod common;
 mod compile;

@@ -4,6 +4,9 @@
 //! binary built with compiled rule sets is the same command (see
 //! `src/engine.rs`).
 
+#[global_allocator]
+static ALLOCATOR: rulesmith::Allocator = rulesmith::Allocator;
+
 fn main() -> std::process::ExitCode {
     rulesmith::main_with(Vec::new())
 }

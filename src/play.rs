@@ -246,8 +246,14 @@ impl Table {
         self.bot_run += 1;
         let bot = self.bots[seat].as_mut().expect("a non-human seat has a bot");
         let a = legal[bot.choose(&self.game, &self.state, &legal).map_err(Self::fail)?];
-        let text = self.game.action_text(&a);
-        crate::outln!("P{} ({}): {text}", seat + 1, bot.name());
+        if self.game.decision_is_secret(&self.state) {
+            // Hidden from the humans at the table until the rules reveal it
+            // (the record, the referee's view, keeps it).
+            crate::outln!("P{} ({}) decides in secret", seat + 1, bot.name());
+        } else {
+            let text = self.game.action_text(&a);
+            crate::outln!("P{} ({}): {text}", seat + 1, bot.name());
+        }
         self.decide(seat, a)
     }
 
@@ -476,6 +482,15 @@ impl Table {
         let core = &self.state.core;
         let title = match (core.active, core.actor) {
             (Some(a), _) => format!("Turn {} - P{} active", core.turn, a + 1),
+            // Rounds: turns with no active seat.
+            (None, Some(s)) if core.turn > 0 => {
+                format!(
+                    "Round {} - P{} to {}",
+                    core.turn,
+                    s + 1,
+                    self.game.step_name(&self.state)
+                )
+            }
             (None, Some(s)) => format!("Setup - P{} to {}", s + 1, self.game.step_name(&self.state)),
             (None, None) => "Setup".to_string(),
         };

@@ -211,6 +211,9 @@ fn random_game(
 ) -> Result<Counts, GameError> {
     let mut r = rng::seeded(seed);
     let mut state = game.new_game(players)?;
+    if record.is_none() {
+        state.forget_history(); // what is timed: a playout keeps no history
+    }
     let counts = playout::random_playout(game, &mut state, &mut r, record, max)?;
     if !state.is_terminal() {
         return Err(sim::endless_game(max, state.core.turn));

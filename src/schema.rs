@@ -39,6 +39,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
             "A Rhai file defining some of these hooks: {}",
             deck.hooks.iter().map(|(h, n)| format!("{h}/{n}")).collect::<Vec<_>>().join(", "))}),
         );
+        props.insert(
+            "count".into(),
+            json!({"type": "integer", "minimum": 1, "maximum": 1000, "description": "How many copies of this card the deck holds (default 1)."}),
+        );
         let mut required = vec![json!("id")];
         for f in &deck.fields {
             let mut p = match f.ty {

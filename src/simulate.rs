@@ -534,12 +534,17 @@ fn print_summary(s: &Summary) {
     }
     crate::outln!("\ndraws          {} ({} games)", rate(&s.draws), s.draws.count);
     crate::outln!("decisiveness   {}", pct(s.decisiveness));
-    crate::outln!(
-        "first player   {} (fair share {}, advantage {:+.1} points)",
-        rate(&s.first_player),
-        pct(1.0 / s.players as f64),
-        100.0 * s.first_player_advantage
-    );
+    if s.first_player.of == 0 {
+        // Rounds (start_turns(-1)): no seat plays first.
+        crate::outln!("first player   - (no game had an active seat in its first turn)");
+    } else {
+        crate::outln!(
+            "first player   {} (fair share {}, advantage {:+.1} points)",
+            rate(&s.first_player),
+            pct(1.0 / s.players as f64),
+            100.0 * s.first_player_advantage
+        );
+    }
     crate::outln!("balance        {:.2} (1 = every seat wins equally often)", s.balance);
     for (name, d) in [("turns", &s.turns), ("decisions", &s.decisions)] {
         crate::outln!(

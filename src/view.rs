@@ -85,8 +85,10 @@ fn frames(game: &Game, players: usize, text: &str, file: &Path) -> Result<Vec<Va
         let Some(line) = record::parse_line(i + 1, raw, file).map_err(|e| Failure::input(e.to_string()))? else {
             continue;
         };
-        // Who may see this entry: a card dealt in secret is seen by one seat.
+        // Who may see this entry: a card dealt in secret, or a secret
+        // decision, is seen by one seat.
         let secret_to = match (&line.entry, &state.core.chance) {
+            (Entry::Decision { seat, .. }, None) if game.decision_is_secret(&state) => Some(*seat),
             (
                 Entry::Chance(_),
                 Some(PendingChance {
@@ -298,11 +300,15 @@ const BODY: &str = r##"<h1 id="title">Rulesmith replay</h1>
     var v = f.views[viewer];
     text("step", String(f.step));
     text("decision", String(f.decision));
-    // A card dealt in secret: only its seat (and the referee) see which.
+    // A card dealt in secret, or a secret decision: only its seat (and the
+    // referee) see which.
     var hidden = f.secret_to !== null && viewer !== 0 && viewer !== f.secret_to + 1;
     if (f.action === null) {
       text("action", "");
       text("action-note", "start of the game: the state after setup");
+    } else if (hidden && f.seat) {
+      text("action", f.seat + " ?");
+      text("action-note", "a secret decision of " + f.seat + " (record line " + f.line + ")");
     } else if (hidden) {
       text("action", "chance ?");
       text("action-note", "a card dealt in secret to P" + (f.secret_to + 1) + " (record line " + f.line + ")");

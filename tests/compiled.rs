@@ -31,6 +31,7 @@ fn every_shipped_variant_plays_identically_compiled() {
         ("sirius-advanced", "15"),
         ("sirius-custom-cards", "100"),
         ("examples/broken-repair", "60"),
+        ("battlefield-space", "20"),
     ];
     for (variant, games) in cases {
         let path = format!("variants/{variant}");

@@ -1,5 +1,6 @@
-//! Hidden information: what a seat cannot see can be resampled without
-//! changing what it sees or what it may do.
+//! Hidden information: what a seat cannot see (cards dealt to others in
+//! secret, others' secret decisions) can be drawn afresh without changing
+//! what it sees or what it may do, and bots decide on such worlds only.
 
 mod common;
 
@@ -8,18 +9,21 @@ use proptest::prelude::*;
 use proptest::sample::Index;
 use rulesmith_core::rng;
 use rulesmith_core::{Game, State, ToMove};
+use rulesmith_lab::bot::{Bot, Budget, GreedyBot, MctsBot};
 
 /// Plays `steps` decisions of a seeded game (chance included).
 fn partial_game(g: &Game, players: usize, seed: u64, choices: &[Index]) -> State {
     driven_playout(g, players, seed, choices, choices.len()).unwrap().0
 }
 
-fn views_survive_resampling(variant: &str, players: usize, default_cases: u32) {
+/// `depth`: games stop after up to this many decisions (somewhere inside
+/// the game, where something is hidden).
+fn views_survive_resampling(variant: &str, players: usize, default_cases: u32, depth: usize) {
     let g = game(variant);
     let mut runner = runner(cases(default_cases));
     let strategy = (
         any::<u64>(),
-        proptest::collection::vec(any::<Index>(), 0..120),
+        proptest::collection::vec(any::<Index>(), 0..depth),
         any::<u64>(),
     );
     runner
@@ -33,6 +37,10 @@ fn views_survive_resampling(variant: &str, players: usize, default_cases: u32) {
                 prop_assert_eq!(
                     g.summary(&state, Some(viewer)).unwrap(),
                     g.summary(&other, Some(viewer)).unwrap()
+                );
+                prop_assert_eq!(
+                    g.render(&state, Some(viewer)).unwrap(),
+                    g.render(&other, Some(viewer)).unwrap()
                 );
                 prop_assert_eq!(state.to_move(), other.to_move());
                 if state.to_move() == ToMove::Decision(viewer) {
@@ -56,12 +64,12 @@ fn views_survive_resampling(variant: &str, players: usize, default_cases: u32) {
 
 #[test]
 fn resampling_hidden_cards_keeps_every_view_sirius_lifeboats() {
-    views_survive_resampling("sirius-lifeboats", 2, 24);
+    views_survive_resampling("sirius-lifeboats", 2, 24, 120);
 }
 
 #[test]
 fn resampling_hidden_cards_keeps_every_view_sirius_advanced() {
-    views_survive_resampling("sirius-advanced", 4, 8);
+    views_survive_resampling("sirius-advanced", 4, 8, 120);
 }
 
 #[test]
@@ -100,5 +108,190 @@ fn a_seat_sees_its_own_secret_lifeboat_and_not_the_others() {
     assert!(
         own(None, 0).is_none() && own(None, 1).is_none(),
         "a spectator sees no secret card"
+    );
+}
+
+#[test]
+fn resampling_hidden_cards_and_commitments_keeps_every_view_battlefield_space() {
+    views_survive_resampling("battlefield-space", 2, 16, 30);
+}
+
+/// A Battlefield: Space game where P1 has committed its reinforcements in
+/// secret and P2 is to commit: (the state before P1's commitment, P1's
+/// legal commitments, the state after the first of them).
+fn battlefield_after_p1_commits(g: &Game, seed: u64) -> (State, Vec<rulesmith_core::Action>, State) {
+    let before = partial_game(g, 2, seed, &[]);
+    assert_eq!(before.to_move(), ToMove::Decision(0), "P1 commits first");
+    let legal = g.legal_actions(&before).unwrap();
+    let mut after = before.clone();
+    g.apply_action(&mut after, legal[0]).unwrap();
+    assert_eq!(after.to_move(), ToMove::Decision(1), "then P2");
+    (before, legal, after)
+}
+
+/// P1's commitment as P1 sees it in `s`: what it put face down where.
+fn p1_commitment(g: &Game, s: &State) -> serde_json::Value {
+    g.summary(s, Some(0)).unwrap()["fleets"][0]["committed"].clone()
+}
+
+#[test]
+fn a_secret_commitment_is_drawn_afresh_for_the_other_seat_only() {
+    let g = game("battlefield-space");
+    let (_, _, state) = battlefield_after_p1_commits(&g, 3);
+    let mut r = rng::seeded(2);
+    let seen: std::collections::BTreeSet<String> = (0..30)
+        .map(|_| p1_commitment(&g, &g.determinize(&state, Some(1), &mut r).unwrap()).to_string())
+        .collect();
+    assert!(
+        seen.len() > 3,
+        "P2's worlds should hold many commitments of P1, got {seen:?}"
+    );
+    // P1 knows its own.
+    for _ in 0..10 {
+        let world = g.determinize(&state, Some(0), &mut r).unwrap();
+        assert_eq!(p1_commitment(&g, &world), p1_commitment(&g, &state));
+    }
+    // P2 does not see it: one number of face-down cards, whatever they are.
+    assert_eq!(
+        g.summary(&state, Some(1)).unwrap()["fleets"][0]["committed"],
+        serde_json::json!(["?", "?", "?"])
+    );
+}
+
+/// Whatever P1 committed, P2's bots see the same worlds and choose the
+/// same: they cannot peek at the commitment.
+#[test]
+fn bots_cannot_see_a_secret_commitment() {
+    let g = game("battlefield-space");
+    let (before, p1_choices, _) = battlefield_after_p1_commits(&g, 8);
+    assert!(p1_choices.len() > 1, "P1 needs a choice for this test");
+    let mut worlds = Vec::new();
+    let mut greedy = Vec::new();
+    let mut mcts = Vec::new();
+    for &a in &p1_choices {
+        let mut s = before.clone();
+        g.apply_action(&mut s, a).unwrap();
+        worlds.push(g.determinize(&s, Some(1), &mut rng::seeded(7)).unwrap());
+        let legal = g.legal_actions(&s).unwrap();
+        let mut bot = GreedyBot::new(11);
+        greedy.push(legal[bot.choose(&g, &s, &legal).unwrap()]);
+        let mut bot = MctsBot::new(11, Budget::Playouts(40));
+        mcts.push(legal[bot.choose(&g, &s, &legal).unwrap()]);
+    }
+    for w in &worlds[1..] {
+        assert!(w.same_as(&worlds[0]), "P2's world depends on P1's secret commitment");
+    }
+    assert!(
+        greedy.iter().all(|a| *a == greedy[0]),
+        "P2's greedy choice depends on P1's secret commitment"
+    );
+    assert!(
+        mcts.iter().all(|a| *a == mcts[0]),
+        "P2's MCTS choice depends on P1's secret commitment"
+    );
+    // And the truth does differ between them.
+    let commitments: std::collections::BTreeSet<String> = p1_choices.iter().map(|a| g.action_text(a)).collect();
+    assert_eq!(commitments.len(), p1_choices.len());
+}
+
+/// The experiment behind the secret round: a greedy P2 that looks at the
+/// true state (so sees P1's face-down cards and hand) against the greedy
+/// bot, which decides on its own view, both facing the same random P1 over
+/// the same seeds (paired games).
+/// Run: cargo test --release --test hidden peeking -- --ignored --nocapture
+#[test]
+#[ignore = "an experiment that prints figures, not a check"]
+fn peeking_at_the_commitment_pays_and_the_bots_cannot() {
+    /// Greedy on the true state: what a bot that peeks would do.
+    struct Peeking(rulesmith_core::rng::GameRng);
+    impl Bot for Peeking {
+        fn name(&self) -> &str {
+            "peeking-greedy"
+        }
+        fn choose(
+            &mut self,
+            g: &Game,
+            s: &State,
+            legal: &[rulesmith_core::Action],
+        ) -> Result<usize, rulesmith_core::GameError> {
+            let ToMove::Decision(me) = s.to_move() else {
+                return Ok(0);
+            };
+            let mut best = (f64::NEG_INFINITY, 0);
+            for (i, &a) in legal.iter().enumerate() {
+                let mut total = 0.0;
+                for _ in 0..6 {
+                    let mut t = s.clone();
+                    g.apply_scratch(&mut t, a)?;
+                    while t.to_move() == ToMove::Chance {
+                        let o = g.sample_outcome(&t, &mut self.0).unwrap();
+                        g.apply_outcome_scratch(&mut t, o)?;
+                    }
+                    total += if t.is_terminal() {
+                        t.returns()[me] * 1000.0
+                    } else {
+                        g.evaluate(&t, me)?
+                    };
+                }
+                if total > best.0 {
+                    best = (total, i);
+                }
+            }
+            Ok(best.1)
+        }
+    }
+    let g = game("battlefield-space");
+    let games: u64 = std::env::var("PEEK_GAMES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
+    let mut score = [0.0f64; 2];
+    let mut diffs = Vec::new();
+    for seed in 0..games {
+        let mut pair = [0.0; 2];
+        for (k, peeks) in [false, true].into_iter().enumerate() {
+            let mut chance = rng::seeded(seed);
+            let mut p1 = rulesmith_lab::bot::RandomBot::new(rng::derive(seed, 1));
+            let mut p2: Box<dyn Bot> = if peeks {
+                Box::new(Peeking(rng::seeded(rng::derive(seed, 2))))
+            } else {
+                Box::new(GreedyBot::new(rng::derive(seed, 2)))
+            };
+            let mut s = g.new_game(2).unwrap();
+            while !s.is_terminal() {
+                match s.to_move() {
+                    ToMove::Chance => {
+                        let o = g.sample_outcome(&s, &mut chance).unwrap();
+                        g.apply_outcome(&mut s, o).unwrap();
+                    }
+                    ToMove::Decision(seat) => {
+                        let legal = g.legal_actions(&s).unwrap();
+                        let i = if seat == 0 {
+                            p1.choose(&g, &s, &legal)
+                        } else {
+                            p2.choose(&g, &s, &legal)
+                        }
+                        .unwrap();
+                        g.apply_action(&mut s, legal[i]).unwrap();
+                    }
+                    ToMove::Terminal => {}
+                }
+            }
+            // P2's points: 1 for a win, 0.5 for a draw.
+            pair[k] = (s.returns()[1] + 1.0) / 2.0;
+            score[k] += pair[k];
+        }
+        diffs.push(pair[1] - pair[0]);
+    }
+    let n = games as f64;
+    let mean = diffs.iter().sum::<f64>() / n;
+    let sd = (diffs.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+    eprintln!(
+        "P2 greedy on its own view: {:.1}% of points; P2 greedy peeking at the true state: {:.1}%; \
+         difference {:+.1} points per 100 games (paired, standard error {:.1})",
+        100.0 * score[0] / n,
+        100.0 * score[1] / n,
+        100.0 * mean,
+        100.0 * sd / n.sqrt()
     );
 }

@@ -7,7 +7,7 @@ mod common;
 use common::{cases, driven_playout, game, runner};
 use proptest::prelude::*;
 use proptest::sample::Index;
-use rulesmith_core::record;
+use rulesmith_core::{record, Variant};
 use std::path::Path;
 
 /// Random games end well before this many decisions (the quiet-turn and
@@ -60,6 +60,39 @@ fn sirius_advanced_playouts_end_and_replay_for_every_player_count() {
 }
 
 #[test]
+fn battlefield_space_playouts_end_and_replay() {
+    playouts_end_and_replay("battlefield-space", 2, 12);
+}
+
+#[test]
+fn battlefield_space_with_other_columns_and_fleets_ends_and_replays() {
+    // Every column count the parameter allows, and the fleets swapped.
+    let base = Variant::load(common::root().join("variants/battlefield-space")).unwrap_or_else(|e| panic!("{e}"));
+    for (key, value) in [
+        ("columns", "1"),
+        ("columns", "2"),
+        ("columns", "4"),
+        ("columns", "5"),
+        ("p1_fleet", "blue"),
+    ] {
+        let mut v = base.clone();
+        v.set(key, value).unwrap_or_else(|e| panic!("{e}"));
+        let g = rulesmith_rhai::interpreted(v).unwrap_or_else(|e| panic!("{e}"));
+        for seed in 0..3 {
+            let (state, rec) =
+                driven_playout(&g, 2, seed, &[], DECISION_BOUND).unwrap_or_else(|e| panic!("{key}={value}: {e}"));
+            assert!(state.is_terminal(), "{key}={value}: the game did not end");
+            let replayed =
+                record::replay(&g, 2, &rec.to_text(&[]), Path::new("playout")).unwrap_or_else(|e| panic!("{e}"));
+            assert!(
+                replayed.same_as(&state),
+                "{key}={value}: the record replays to another state"
+            );
+        }
+    }
+}
+
+#[test]
 fn same_seed_and_choices_give_the_same_game() {
     let g = game("sirius-basic");
     let choices: Vec<Index> = Vec::new();
@@ -69,4 +102,37 @@ fn same_seed_and_choices_give_the_same_game() {
     assert!(a.same_as(&b));
     let (_, rc) = driven_playout(&g, 2, 100, &choices, DECISION_BOUND).unwrap();
     assert_ne!(ra, rc, "another seed should give another game");
+}
+
+/// The sizes of Battlefield: Space's legal lists over random games, for
+/// the record: cargo test --release --test properties legal_list_sizes -- --ignored --nocapture
+#[test]
+#[ignore = "prints figures, not a check"]
+fn battlefield_space_legal_list_sizes() {
+    use rulesmith_core::rng;
+    use rulesmith_core::ToMove;
+    let g = game("battlefield-space");
+    let (mut n, mut total, mut max) = (0usize, 0usize, 0usize);
+    for seed in 0..200 {
+        let mut r = rng::seeded(seed);
+        let mut s = g.new_game(2).unwrap();
+        while !s.is_terminal() {
+            match s.to_move() {
+                ToMove::Chance => {
+                    let o = g.sample_outcome(&s, &mut r).unwrap();
+                    g.apply_outcome_scratch(&mut s, o).unwrap();
+                }
+                _ => {
+                    let legal = g.legal_actions(&s).unwrap();
+                    (n, total, max) = (n + 1, total + legal.len(), max.max(legal.len()));
+                    let a = legal[rng::below(&mut r, legal.len() as u32) as usize];
+                    g.apply_scratch(&mut s, a).unwrap();
+                }
+            }
+        }
+    }
+    eprintln!(
+        "{n} decisions in 200 random games: legal list mean {:.2}, max {max}",
+        total as f64 / n as f64
+    );
 }

@@ -123,7 +123,7 @@ impl Builder {
             regs.push(format!("rulesmith_runtime::Registration::of::<{m}::Generated>()"));
         }
         main.push_str(&format!(
-            "\nfn main() -> std::process::ExitCode {{\n    rulesmith::main_with(vec![{}])\n}}\n",
+            "\n#[global_allocator]\nstatic ALLOCATOR: rulesmith::Allocator = rulesmith::Allocator;\n\nfn main() -> std::process::ExitCode {{\n    rulesmith::main_with(vec![{}])\n}}\n",
             regs.join(", ")
         ));
         write(&src.join("main.rs"), &main)?;

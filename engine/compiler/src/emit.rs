@@ -20,6 +20,18 @@ use crate::{Facts, Scalar};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
+/// The natives whose first argument names a deck: a literal is resolved
+/// when compiling, any other name at run time.
+const DECK_NATIVES: &[&str] = &[
+    "card",
+    "card_ids",
+    "deck_left",
+    "draw",
+    "draw_secret",
+    "reveal",
+    "shuffle_into",
+];
+
 /// A Rust identifier for any text.
 pub fn ident(s: &str) -> String {
     let mut out: String = s
@@ -1129,12 +1141,30 @@ impl<'a> Emit<'a> {
                 }
             };
         }
+        // A deck: named by a literal, resolved now; otherwise at run time
+        // (`deck_lets` binds `__deck`, the index).
+        let (deck_lets, deck_ix) = match args.first() {
+            Some(a) if a.str_lit().is_none() && DECK_NATIVES.contains(&name) => {
+                let (lets, n) = self.args(std::slice::from_ref(a), &[Some(str_)]);
+                (format!("{lets} let __deck = rt.deck_index(&{}){at};", n[0]), None)
+            }
+            _ => (String::new(), Some(())),
+        };
+        macro_rules! deck_or_fail {
+            ($arg:expr) => {
+                match deck_ix {
+                    None => "__deck".to_string(),
+                    Some(()) => idx_or_fail!("deck", decks.clone(), $arg).to_string(),
+                }
+            };
+        }
         match name {
-            "seats" | "active" | "actor" | "turn" | "in_play" | "winner" | "status" | "step" | "draw_game" => {
+            "seats" | "active" | "actor" | "turn" | "in_play" | "winner" | "status" | "step" | "draw_game"
+            | "round_left" => {
                 format!("rt.{name}()")
             }
             "end_turn" => format!("rt.end_turn(){at}"),
-            "is_out" | "start_turns" | "set_actor" | "eliminate" | "win" => {
+            "is_out" | "start_turns" | "set_actor" | "eliminate" | "win" | "reveal_secrets" => {
                 let (lets, n) = self.args(args, &ints);
                 format!("{{ {lets} rt.{name}({}){at} }}", n[0])
             }
@@ -1165,22 +1195,24 @@ impl<'a> Emit<'a> {
                 }
             },
             "deck_left" | "card_ids" => {
-                let i = idx_or_fail!("deck", decks, &args[0]);
-                format!("rt.{name}({i})")
+                let i = deck_or_fail!(&args[0]);
+                format!("{{ {deck_lets} rt.{name}({i}) }}")
             }
             "card" => {
-                let i = idx_or_fail!("deck", decks, &args[0]);
+                let i = deck_or_fail!(&args[0]);
+                // A deck named at run time: every deck has the same fields
+                // (inference checked), so the first deck's builder fits.
+                let builder = match args[0].str_lit() {
+                    Some(_) => ident(&facts.decks[i.parse::<usize>().unwrap_or(0)].name),
+                    None => ident(&facts.decks[0].name),
+                };
                 let (lets, n) = self.args(&args[1..], &[Some(str_)]);
-                format!(
-                    "{{ {lets} card_{}(rt, {i}, &{}){at} }}",
-                    ident(&facts.decks[i].name),
-                    n[0]
-                )
+                format!("{{ {deck_lets} {lets} card_{builder}(rt, {i}, &{}){at} }}", n[0])
             }
             "reveal" => {
-                let i = idx_or_fail!("deck", decks, &args[0]);
+                let i = deck_or_fail!(&args[0]);
                 let (lets, n) = self.args(&args[1..], &[Some(str_)]);
-                format!("{{ {lets} rt.reveal({i}, &{}){at} }}", n[0])
+                format!("{{ {deck_lets} {lets} rt.reveal({i}, &{}){at} }}", n[0])
             }
             "add" => {
                 let actions = facts.actions.iter().map(|a| a.name.clone()).collect();
@@ -1199,15 +1231,35 @@ impl<'a> Emit<'a> {
                 format!("{{ {lets} rt.roll({}, {}, {then:?}){at} }}", n[0], n[1])
             }
             "draw_secret" => {
-                let i = idx_or_fail!("deck", decks, &args[0]);
-                let (lets, n) = self.args(&args[1..2], &[Some(int)]);
-                let then = args[2].str_lit().unwrap_or_default();
-                format!("{{ {lets} rt.draw({i}, Some({}), {then:?}){at} }}", n[0])
+                // draw_secret(deck, seat, [count,] then)
+                let i = deck_or_fail!(&args[0]);
+                let last = args.len() - 1;
+                let (lets, n) = self.args(&args[1..last], &vec![Some(int); last - 1]);
+                let count = n.get(1).map_or("1", String::as_str);
+                let then = args[last].str_lit().unwrap_or_default();
+                format!(
+                    "{{ {deck_lets} {lets} rt.draw({i}, {count}, Some({}), {then:?}){at} }}",
+                    n[0]
+                )
             }
             "draw" => {
-                let i = idx_or_fail!("deck", decks, &args[0]);
-                let then = args[1].str_lit().unwrap_or_default();
-                format!("rt.draw({i}, None, {then:?}){at}")
+                // draw(deck, [count,] then)
+                let i = deck_or_fail!(&args[0]);
+                let last = args.len() - 1;
+                let (lets, n) = self.args(&args[1..last], &vec![Some(int); last - 1]);
+                let count = n.first().map_or("1", String::as_str);
+                let then = args[last].str_lit().unwrap_or_default();
+                format!("{{ {deck_lets} {lets} rt.draw({i}, {count}, None, {then:?}){at} }}")
+            }
+            "shuffle_into" => {
+                let i = deck_or_fail!(&args[0]);
+                let ids = self.t.store.make(Shape::Arr(str_));
+                let (lets, n) = self.args(&args[1..], &[Some(ids)]);
+                format!("{{ {deck_lets} {lets} rt.shuffle_into({i}, &{}){at} }}", n[0])
+            }
+            "words" => {
+                let (lets, n) = self.args(args, &[Some(str_)]);
+                format!("{{ {lets} rt.words(&{}){at} }}", n[0])
             }
             "card_hook" => self.card_hook(e, args),
             // What only a watching player reads: not even built otherwise
@@ -1288,8 +1340,22 @@ impl<'a> Emit<'a> {
         for d in items {
             let t = self.t.expr_ty[d.id];
             let name = self.tmp();
+            let literal_ints =
+                matches!((&d.kind, self.shape(t)), (Kind::Array(_), Shape::Arr(el)) if self.shape(el) == Shape::Int);
             let code = if d.is_place() {
                 self.place_ref(d)
+            } else if literal_ints {
+                // `[0, 1, 2]` as a domain: an array on the stack, not a vector.
+                let Kind::Array(elems) = &d.kind else { unreachable!() };
+                let mut parts = Vec::new();
+                for x in elems {
+                    let c = self.expr(x);
+                    let v = self.tmp();
+                    let _ = write!(lets, "let {v}: i64 = {c}; ");
+                    parts.push(v);
+                }
+                let _ = write!(lets, "let {name} = [{}]; ", parts.join(", "));
+                format!("&{name}[..]")
             } else {
                 let c = self.expr(d);
                 let _ = write!(lets, "let {name} = {c}; ");
@@ -1662,13 +1728,15 @@ impl<'a> Emit<'a> {
             out,
             "            other => Err(Fail::new(format!(\"no continuation '{{other}}'\"))),\n        }}\n    }}"
         );
-        // Queries: their values as dynamic values for the adapter.
-        for (name, f, arity) in [
-            ("summary", &facts.summary, 1),
-            ("render", &facts.render, 1),
-            ("evaluate", &facts.evaluate, 1),
-            ("labels", &facts.labels, 0),
-        ] {
+        // Queries: their values as dynamic values for the adapter. (entry
+        // point, `Query` variant, function, arity)
+        let queries = [
+            ("summary", "Summary", &facts.summary, 1),
+            ("render", "Render", &facts.render, 1),
+            ("evaluate", "Evaluate", &facts.evaluate, 1),
+            ("labels", "Labels", &facts.labels, 0),
+        ];
+        for &(name, _, f, arity) in &queries {
             let id = find(f, arity);
             let (params, args) = if arity == 1 {
                 (", seat: i64", ", seat")
@@ -1684,6 +1752,42 @@ impl<'a> Emit<'a> {
                 "    fn {name}(&self, this: &mut This, rt: &mut Rt{params}) -> R<Value> {{ {body} }}"
             );
         }
+        // The same queries on data they only read: no copy of the state.
+        let _ = writeln!(
+            out,
+            "    fn query_ref(&self, q: Query, this: &This, rt: &mut Rt) -> Option<R<Value>> {{\n        match q {{"
+        );
+        for &(_, variant, f, arity) in &queries {
+            let pat = if arity == 1 {
+                format!("Query::{variant}(seat)")
+            } else {
+                format!("Query::{variant}")
+            };
+            let args = if arity == 1 { ", seat" } else { "" };
+            match find(f, arity) {
+                Some(id) if !self.t.writes_this[id] => {
+                    let _ = writeln!(
+                        out,
+                        "            {pat} => Some({}(this, rt, 0{args}).map(|v| ToValue::to_value(&v))),",
+                        self.fn_name(id)
+                    );
+                }
+                Some(_) => {}
+                None => {
+                    let _ = writeln!(out, "            {pat} => Some(Ok(Value::Unit)),");
+                }
+            }
+        }
+        for (i, inv) in facts.invariants.iter().enumerate() {
+            if let Some(id) = find_name(inv, 0).filter(|&id| !self.t.writes_this[id]) {
+                let _ = writeln!(
+                    out,
+                    "            Query::Invariant({i}) => Some({}(this, rt, 0).map(|v| ToValue::to_value(&v))),",
+                    self.fn_name(id)
+                );
+            }
+        }
+        let _ = writeln!(out, "            _ => None,\n        }}\n    }}");
         let _ = writeln!(
             out,
             "    fn invariant(&self, index: usize, this: &mut This, rt: &mut Rt) -> R<Value> {{\n        match index {{"

@@ -50,10 +50,13 @@ pub const NATIVES: &[&str] = &[
     "param",
     "print",
     "reveal",
+    "reveal_secrets",
     "roll",
+    "round_left",
     "seats",
     "set_actor",
     "show_moves",
+    "shuffle_into",
     "start_turns",
     "stat",
     "status",
@@ -63,6 +66,7 @@ pub const NATIVES: &[&str] = &[
     "type_of",
     "win",
     "winner",
+    "words",
 ];
 
 /// The built-in methods of arrays, strings, maps and numbers the compiler
@@ -593,9 +597,12 @@ impl Infer<'_> {
         // Script functions first: the card's own, or the rules'.
         let target = match &f.owner {
             Owner::Rules => self.rule_fns.get(&(name.to_string(), args.len())).copied(),
+            // A card's own functions, else the rules' (the loader refuses a
+            // card function that shares a rule function's name and arity).
             Owner::Card { deck, card } => self
                 .card_fns
                 .get(&(*deck, *card, name.to_string(), args.len()))
+                .or_else(|| self.rule_fns.get(&(name.to_string(), args.len())))
                 .copied(),
         };
         if let Some(target) = target {
@@ -645,14 +652,14 @@ impl Infer<'_> {
         let arity = |n: usize| args.len() == n;
         let facts = self.facts;
         Ok(match name {
-            "seats" | "active" | "actor" | "turn" | "in_play" | "winner" if arity(0) => int,
+            "seats" | "active" | "actor" | "turn" | "in_play" | "winner" | "round_left" if arity(0) => int,
             "status" | "step" if arity(0) => str_,
             "is_out" if arity(1) => {
                 want(self, 0, int);
                 bool_
             }
             "end_turn" | "draw_game" if arity(0) => unit,
-            "start_turns" | "set_actor" | "eliminate" | "win" if arity(1) => {
+            "start_turns" | "set_actor" | "eliminate" | "win" | "reveal_secrets" if arity(1) => {
                 want(self, 0, int);
                 unit
             }
@@ -689,14 +696,29 @@ impl Infer<'_> {
             "card" if arity(2) => {
                 want(self, 0, str_);
                 want(self, 1, str_);
-                match args[0]
-                    .str_lit()
-                    .and_then(|n| facts.decks.iter().position(|d| d.name == n))
-                {
-                    Some(d) => self.t.card_ty[d],
+                match args[0].str_lit().map(|n| facts.decks.iter().position(|d| d.name == n)) {
+                    Some(Some(d)) => self.t.card_ty[d],
                     // An unknown deck fails at run time, as in the interpreter:
                     // the call gives no value, so its type is left open.
-                    None => self.t.store.fresh(),
+                    Some(None) => self.t.store.fresh(),
+                    // A deck named at run time: one card type for every deck,
+                    // which needs every deck to declare the same fields.
+                    None => {
+                        let same = facts.decks.windows(2).all(|w| w[0].fields == w[1].fields);
+                        if facts.decks.is_empty() || !same {
+                            return Err(self.err(
+                                f,
+                                e.pos,
+                                "card(deck, id) with a deck named at run time needs every deck to declare \
+                                 the same fields (or write the deck's name as a string)",
+                            ));
+                        }
+                        for d in 1..facts.decks.len() {
+                            let (a, b) = (self.t.card_ty[0], self.t.card_ty[d]);
+                            self.t.store.unify(a, b, "cards of decks named at run time");
+                        }
+                        self.t.card_ty[0]
+                    }
                 }
             }
             "reveal" if arity(2) => {
@@ -734,6 +756,31 @@ impl Infer<'_> {
                 want(self, 1, str_);
                 self.continuation(f, &args[1], Scalar::Str)?;
                 unit
+            }
+            "draw_secret" if arity(4) => {
+                want(self, 0, str_);
+                want(self, 1, int);
+                want(self, 2, int);
+                want(self, 3, str_);
+                self.continuation(f, &args[3], Scalar::Str)?;
+                unit
+            }
+            "draw" if arity(3) => {
+                want(self, 0, str_);
+                want(self, 1, int);
+                want(self, 2, str_);
+                self.continuation(f, &args[2], Scalar::Str)?;
+                unit
+            }
+            "shuffle_into" if arity(2) => {
+                want(self, 0, str_);
+                let ids = self.t.store.make(Shape::Arr(str_));
+                want(self, 1, ids);
+                unit
+            }
+            "words" if arity(1) => {
+                want(self, 0, str_);
+                self.t.store.make(Shape::Arr(str_))
             }
             "distinct" if arity(1) => {
                 let a = self.t.store.make(Shape::Arr(int));

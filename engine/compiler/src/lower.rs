@@ -188,7 +188,11 @@ impl Lower<'_> {
             RStmt::FnCall(fc, pos) => Stmt::Expr(self.call(fc, *pos, false)?),
             RStmt::Expr(e) => Stmt::Expr(self.expr(e)?),
             RStmt::While(fc, pos) => {
-                let cond = self.expr(&fc.expr)?;
+                let mut cond = self.expr(&fc.expr)?;
+                // Rhai writes `loop { .. }` as a while without a condition.
+                if matches!(cond.kind, Kind::Unit) {
+                    cond.kind = Kind::Bool(true);
+                }
                 let body = self.block(fc.body.statements())?;
                 Stmt::While(cond, body, pos_of(*pos))
             }

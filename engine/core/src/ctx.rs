@@ -8,6 +8,7 @@
 //! resolved indices and return plain messages; the engine that called them
 //! adds the file, function and line.
 
+use crate::legal::{Legal, NOT_COLLECTING};
 use crate::state::{Action, ChanceSource, Core, PendingChance, Seat, Status, MAX_ARGS};
 use crate::variant::Variant;
 use std::collections::HashMap;
@@ -19,16 +20,17 @@ use std::collections::HashMap;
 #[derive(Default, Debug)]
 pub struct Ctx {
     pub core: Core,
-    /// Legal actions collected by `add`.
-    pub legal: Vec<Action>,
+    /// Legal actions collected by `add` and `add_all`.
+    pub legal: Legal,
     /// True while a step's legal function runs: only then may it `add`.
     pub collecting: bool,
     /// Queued: enter this step.
     pub enter: Option<usize>,
     /// Queued: end the current turn.
     pub end_turn: bool,
-    /// Queued: start the turn cycle with this seat.
-    pub start_turns: Option<Seat>,
+    /// Queued: start the turn cycle with this seat active (`Some(None)`:
+    /// rounds, with no active seat).
+    pub start_turns: Option<Option<Seat>>,
     /// True when a person watches the game (`Game::set_watched`): only
     /// then are `narrate` lines kept and does `show_moves` answer true.
     pub watched: bool,
@@ -115,16 +117,18 @@ impl Ctx {
     }
 
     pub fn end_turn(&mut self) -> Result<(), String> {
-        if self.core.active.is_none() {
+        if self.core.turn == 0 {
             return Err("end_turn() before start_turns(): there is no turn to end".into());
         }
         self.end_turn = true;
         Ok(())
     }
 
+    /// Starts the turns with `seat` active; -1 starts rounds instead, in
+    /// which no seat is active (turn numbers still count them).
     pub fn start_turns(&mut self, seat: i64) -> Result<(), String> {
-        let s = self.seat(seat)?;
-        if self.core.active.is_some() {
+        let s = if seat == -1 { None } else { Some(self.seat(seat)?) };
+        if self.core.turn > 0 {
             return Err("start_turns() was already called".into());
         }
         self.start_turns = Some(s);
@@ -163,7 +167,7 @@ impl Ctx {
     pub fn add(&mut self, variant: &Variant, kind: u16, values: &[i64]) -> Result<(), String> {
         variant.actions[kind as usize].template.check_values(values)?;
         if !self.collecting {
-            return Err("add() may only be called from a step's legal function".into());
+            return Err(NOT_COLLECTING.into());
         }
         let mut args = [0i32; MAX_ARGS];
         for (a, v) in args.iter_mut().zip(values) {
@@ -173,8 +177,41 @@ impl Ctx {
             kind,
             len: values.len() as u8,
             args,
-        });
-        Ok(())
+        })
+    }
+
+    /// `add_all`, in three parts so that each engine reads its own values
+    /// without building an intermediate list: `start_product`, then per
+    /// domain `product_domain` and its choices (`product_choice`, or
+    /// `start_choice` and `choice_value`), then `finish_product`, which
+    /// checks every combination against the action's template and adds
+    /// them all (in factored form, see [`Legal`]).
+    pub fn start_product(&mut self) {
+        self.legal.start_product();
+    }
+
+    pub fn product_domain(&mut self) {
+        self.legal.start_domain();
+    }
+
+    /// A choice of the current domain: one number, or several that fill
+    /// consecutive slots (e.g. a grid slot `[c, r]`).
+    pub fn product_choice(&mut self, numbers: &[i64]) {
+        self.legal.push_choice(numbers);
+    }
+
+    /// Starts a choice whose numbers follow one by one (`choice_value`).
+    pub fn start_choice(&mut self) {
+        self.legal.push_choice(&[]);
+    }
+
+    pub fn choice_value(&mut self, v: i64) {
+        self.legal.push_value(v);
+    }
+
+    pub fn finish_product(&mut self, variant: &Variant, kind: u16) -> Result<(), String> {
+        let template = &variant.actions[kind as usize].template;
+        self.legal.finish_product(kind, template, self.collecting)
     }
 
     // ----- chance ----------------------------------------------------------
@@ -194,22 +231,58 @@ impl Ctx {
         })
     }
 
-    /// Asks for a card from deck `deck`, seen only by `visible_to` when
-    /// given (a secret draw), by everyone otherwise; `then` receives it.
-    pub fn draw(&mut self, deck: usize, visible_to: Option<i64>, then: &str, variant: &Variant) -> Result<(), String> {
+    /// Asks for `count` cards from deck `deck`'s draw pile, in one event,
+    /// seen only by `visible_to` when given (a secret draw), by everyone
+    /// otherwise; `then` receives them, in the order drawn.
+    pub fn draw(
+        &mut self,
+        deck: usize,
+        count: i64,
+        visible_to: Option<i64>,
+        then: &str,
+        variant: &Variant,
+    ) -> Result<(), String> {
         let visible_to = match visible_to {
             Some(seat) => Some(self.seat(seat)?),
             None => None,
         };
-        if self.core.decks[deck].is_empty() {
+        let left = self.core.decks[deck].len() as i64;
+        if left == 0 {
             return Err(format!("deck '{}' is empty", variant.decks[deck].name));
+        }
+        if count < 1 || count > left {
+            return Err(format!(
+                "cannot draw {count} card(s) from deck '{}': {left} left (draw 1..={left})",
+                variant.decks[deck].name
+            ));
         }
         self.request(PendingChance {
             source: ChanceSource::Deck { deck, visible_to },
-            needed: 1,
+            needed: count as u32,
             got: Vec::new(),
             then: then.into(),
         })
+    }
+
+    /// Puts cards back into deck `deck`'s draw pile (shuffled in: draws
+    /// are uniform over what the pile holds). Each must be a copy that is
+    /// out of the pile: the pile never holds more copies of a card than the
+    /// deck file gives.
+    pub fn shuffle_into(&mut self, deck: usize, cards: &[u16], variant: &Variant) -> Result<(), String> {
+        let d = &variant.decks[deck];
+        let pile = &mut self.core.decks[deck];
+        for &c in cards {
+            let card = &d.cards[c as usize];
+            let in_pile = pile.iter().filter(|&&x| x == c).count() as u32;
+            if in_pile >= card.count {
+                return Err(format!(
+                    "shuffle_into('{}', ..): every copy of '{}' ({}) is already in the draw pile",
+                    d.name, card.id, card.count
+                ));
+            }
+            pile.push(c);
+        }
+        Ok(())
     }
 
     // ----- telling a person what happens -------------------------------------
@@ -238,14 +311,54 @@ impl Ctx {
         }
     }
 
-    /// A card dealt in secret becomes known to all.
+    /// A card dealt in secret becomes known to all: the most recent secret
+    /// draw of that card not yet revealed (a deck may hold copies).
     pub fn reveal(&mut self, deck: usize, card: u16) {
+        if let Some(s) = self
+            .core
+            .secrets
+            .iter_mut()
+            .rev()
+            .find(|s| s.deck as usize == deck && s.card == card && !s.revealed)
+        {
+            s.revealed = true;
+        }
+    }
+
+    /// Everything `seat` kept secret (the cards dealt to it in secret, its
+    /// secret decisions) becomes known to all; -1: every seat's.
+    pub fn reveal_secrets(&mut self, seat: i64) -> Result<(), String> {
+        let only = if seat == -1 { None } else { Some(self.seat(seat)?) };
         for s in self.core.secrets.iter_mut() {
-            if s.deck as usize == deck && s.card == card {
+            if only.is_none_or(|o| o == s.seen_by) {
                 s.revealed = true;
             }
         }
+        for d in self.core.secret_decisions.iter_mut() {
+            if only.is_none_or(|o| o == d.seat) {
+                d.revealed = true;
+            }
+        }
+        Ok(())
     }
+
+    /// How many seats still have to decide in the current round of an
+    /// `actor = "every"` step (0 outside one).
+    pub fn round_left(&self) -> i64 {
+        self.core.round.count_ones() as i64
+    }
+}
+
+/// The words of enumeration `name`, as `[notation]` declares them (or as
+/// its decks give them).
+pub fn words<'a>(variant: &'a Variant, name: &str) -> Result<&'a [String], String> {
+    variant.enums.get(name).map(Vec::as_slice).ok_or_else(|| {
+        let known: Vec<&str> = variant.enums.keys().map(String::as_str).collect();
+        format!(
+            "unknown enumeration '{name}' (declared in [notation]: {})",
+            known.join(", ")
+        )
+    })
 }
 
 /// The names scripts use for actions, steps, decks, counters and

@@ -10,6 +10,7 @@
 
 use crate::ctx::Ctx;
 use crate::error::{Diagnostic, GameError, LoadError};
+use crate::legal::Legal;
 use crate::notation::normalize;
 use crate::rng;
 use crate::rules::{Entry, FunctionProfile, Reply, Rules};
@@ -33,10 +34,10 @@ enum Backup {
 }
 
 pub struct Game {
-    variant: Arc<Variant>,
+    pub(crate) variant: Arc<Variant>,
     rules: Box<dyn Rules>,
     /// What a rule call acts on: the state's core is moved in for the call.
-    ctx: RefCell<Ctx>,
+    pub(crate) ctx: RefCell<Ctx>,
 }
 
 impl Game {
@@ -181,14 +182,11 @@ impl Game {
             turn: 0,
             status: StatusCell(Status::Ongoing),
             chance: None,
-            decks: self
-                .variant
-                .decks
-                .iter()
-                .map(|d| (0..d.cards.len() as u16).collect())
-                .collect(),
+            decks: self.variant.decks.iter().map(|d| d.full_pile()).collect(),
             stats: vec![0; self.variant.stats.len()],
             secrets: Vec::new(),
+            secret_decisions: Vec::new(),
+            round: 0,
         };
         let mut state = State {
             core,
@@ -213,6 +211,32 @@ impl Game {
     /// scripts (hence `&mut`) and comes back unchanged.
     pub fn legal_actions_into(&self, state: &mut State, out: &mut Vec<Action>) -> Result<(), GameError> {
         out.clear();
+        let result = self.run_legal(state);
+        let mut c = self.ctx.borrow_mut();
+        if result.is_ok() {
+            c.legal.expand_into(out);
+        }
+        c.legal.clear();
+        result
+    }
+
+    /// The legal actions in factored form ([`Legal`]): what a caller that
+    /// picks one action by its index needs (random playouts, rollouts),
+    /// without building the others. `list`'s buffers are reused.
+    pub fn legal_list(&self, state: &mut State, list: &mut Legal) -> Result<(), GameError> {
+        list.clear();
+        let result = self.run_legal(state);
+        let mut c = self.ctx.borrow_mut();
+        if result.is_ok() {
+            std::mem::swap(&mut c.legal, list);
+        }
+        c.legal.clear();
+        result
+    }
+
+    /// Runs the current step's legal function, leaving its listing in
+    /// `ctx.legal` for the caller to take (and clear).
+    fn run_legal(&self, state: &mut State) -> Result<(), GameError> {
         let seat = match state.to_move() {
             ToMove::Decision(s) => s,
             ToMove::Chance => {
@@ -229,20 +253,20 @@ impl Game {
             )));
         };
         {
+            // A script that failed halfway through an `add_all` elsewhere
+            // may have left a product unfinished.
             let mut c = self.ctx.borrow_mut();
+            c.legal.clear();
             c.collecting = true;
-            std::mem::swap(&mut c.legal, out);
         }
         let result = self.call(state, Entry::Legal { step: index });
         let mut c = self.ctx.borrow_mut();
         c.collecting = false;
-        std::mem::swap(&mut c.legal, out);
         c.enter = None;
         c.end_turn = false;
         c.start_turns = None;
-        drop(c);
         result.map(drop)?;
-        if out.is_empty() {
+        if c.legal.is_empty() {
             return Err(GameError::Rules(format!(
                 "step '{}' offers P{} no legal action",
                 self.variant.steps[index].name,
@@ -284,6 +308,7 @@ impl Game {
             return Err(GameError::Rules(format!("no action kind {}", action.kind)));
         }
         self.transaction(state, backup, |g, s| {
+            g.note_decision(s);
             s.history.push(Step::Decision(action));
             g.run(
                 s,
@@ -304,15 +329,21 @@ impl Game {
         match p.source {
             ChanceSource::Dice { sides } => (1..=sides).map(|f| (Outcome::Face(f), 1.0 / sides as f64)).collect(),
             ChanceSource::Deck { deck, .. } => {
+                // Each card once, weighted by its copies left, in card order.
                 let left = &state.core.decks[deck];
-                left.iter()
-                    .map(|&c| {
+                let mut cards = left.clone();
+                cards.sort_unstable();
+                cards.dedup();
+                cards
+                    .into_iter()
+                    .map(|c| {
+                        let copies = left.iter().filter(|&&x| x == c).count();
                         (
                             Outcome::Card {
                                 deck: deck as u16,
                                 card: c,
                             },
-                            1.0 / left.len() as f64,
+                            copies as f64 / left.len() as f64,
                         )
                     })
                     .collect()
@@ -366,6 +397,7 @@ impl Game {
                     card,
                     seen_by: *seen_by,
                     revealed: false,
+                    at: (s.history.len() - 1) as u32,
                 });
             }
             if let Outcome::Card { deck, card } = outcome {
@@ -399,6 +431,9 @@ impl Game {
     /// The state as JSON text (`core`, `data`, `history`), the script data
     /// through [`crate::Data::to_json`].
     pub fn save_state(&self, state: &State) -> Result<String, GameError> {
+        if !state.history.is_kept() {
+            return Err(GameError::Rules("cannot save a state that forgot its history".into()));
+        }
         #[derive(serde::Serialize)]
         struct Saved<'a> {
             core: &'a Core,
@@ -429,95 +464,8 @@ impl Game {
         })
     }
 
-    // ----- hidden information ---------------------------------------------
-
-    /// A state that `viewer` cannot tell from `state`: every card dealt in
-    /// secret to another seat and not yet revealed is replaced by one drawn
-    /// at random from the cards `viewer` cannot place, and the game is
-    /// replayed. `None` views as a spectator (every secret resampled).
-    ///
-    /// Bots that must not peek (information-set search) decide on such
-    /// states only. If a resampled world makes a past action illegal, another
-    /// is drawn; after a few failures this is an error, never the truth.
-    pub fn determinize<R: rand::Rng + ?Sized>(
-        &self,
-        state: &State,
-        viewer: Option<Seat>,
-        rng: &mut R,
-    ) -> Result<State, GameError> {
-        let hidden: Vec<usize> = (0..state.core.secrets.len())
-            .filter(|&i| {
-                let s = &state.core.secrets[i];
-                !s.revealed && Some(s.seen_by) != viewer
-            })
-            .collect();
-        if hidden.is_empty() {
-            return Ok(state.clone());
-        }
-        for _attempt in 0..8 {
-            // The cards the viewer cannot place: the hidden ones and the
-            // undealt ones, per deck.
-            let mut swap: Vec<(usize, u16)> = Vec::with_capacity(hidden.len());
-            let mut pools: Vec<Vec<u16>> = state.core.decks.clone();
-            for &i in &hidden {
-                let s = &state.core.secrets[i];
-                pools[s.deck as usize].push(s.card);
-            }
-            // In a fixed order, so that the world drawn depends on what the
-            // viewer knows and on the generator only, never on the truth.
-            for p in &mut pools {
-                p.sort_unstable();
-            }
-            for &i in &hidden {
-                let pool = &mut pools[state.core.secrets[i].deck as usize];
-                let k = rng::below(rng, pool.len() as u32) as usize;
-                swap.push((i, pool.swap_remove(k)));
-            }
-            if let Ok(s) = self.replay_with(state, &swap) {
-                return Ok(s);
-            }
-        }
-        // Never fall back to the truth: that would leak what is hidden.
-        Err(GameError::Rules(format!(
-            "no redeal of the hidden cards fits what {} has seen (8 tries)",
-            viewer.map_or("a spectator".to_string(), |v| format!("P{}", v + 1))
-        )))
-    }
-
-    /// Replays `state`'s history with secret draw `i` giving card `c` for
-    /// every `(i, c)` in `swap`.
-    fn replay_with(&self, state: &State, swap: &[(usize, u16)]) -> Result<State, GameError> {
-        // A replay tells nobody anything: its narration is dropped.
-        let told = self.ctx.borrow().narration.len();
-        let r = self.replay_swapped(state, swap);
-        self.ctx.borrow_mut().narration.truncate(told);
-        r
-    }
-
-    fn replay_swapped(&self, state: &State, swap: &[(usize, u16)]) -> Result<State, GameError> {
-        let mut s = self.new_game(state.core.seats)?;
-        let mut secret_index = 0;
-        for step in state.history.to_vec() {
-            match step {
-                Step::Decision(a) => self.apply_action(&mut s, a)?,
-                Step::Chance(mut o) => {
-                    if let Some(ChanceSource::Deck {
-                        visible_to: Some(_), ..
-                    }) = s.core.chance.as_ref().map(|p| &p.source)
-                    {
-                        if let (Some(&(_, card)), Outcome::Card { deck, .. }) =
-                            (swap.iter().find(|(i, _)| *i == secret_index), o)
-                        {
-                            o = Outcome::Card { deck, card };
-                        }
-                        secret_index += 1;
-                    }
-                    self.apply_outcome(&mut s, o)?;
-                }
-            }
-        }
-        Ok(s)
-    }
+    // Hidden information (secret decisions, determinizing) and rounds are in
+    // `hidden.rs` and `rounds.rs`.
 
     // ----- notation ------------------------------------------------------
 
@@ -584,10 +532,10 @@ impl Game {
                         d.name
                     ))),
                     None => {
-                        let left: Vec<&str> = state.core.decks[deck]
-                            .iter()
-                            .map(|&c| d.cards[c as usize].id.as_str())
-                            .collect();
+                        let mut left: Vec<u16> = state.core.decks[deck].clone();
+                        left.sort_unstable();
+                        left.dedup();
+                        let left: Vec<&str> = left.iter().map(|&c| d.cards[c as usize].id.as_str()).collect();
                         Err(bad(format!("a card of deck '{}': {}", d.name, left.join(", "))))
                     }
                 }
@@ -912,9 +860,20 @@ impl Game {
     /// Calls an entry point on a copy: for queries that must not change
     /// the state (summary, render, invariants).
     fn call_readonly(&self, state: &State, entry: Entry<'_>) -> Result<Reply, GameError> {
-        let mut scratch = state.clone();
         let told = self.ctx.borrow().narration.len();
-        let r = self.call(&mut scratch, entry);
+        // Rules that know the query only reads their data get it lent; the
+        // core is always a copy (a native called by mistake changes that).
+        let lent = {
+            let mut cx = self.ctx.borrow_mut();
+            cx.core = state.core.clone();
+            let r = self.rules.call_query(entry, &mut cx, &state.data);
+            cx.core = Core::default();
+            r
+        };
+        let r = match lent {
+            Some(r) => r.map_err(Into::into),
+            None => self.call(&mut state.clone(), entry),
+        };
         self.reset_ctx();
         self.ctx.borrow_mut().narration.truncate(told);
         r
@@ -943,7 +902,7 @@ impl Game {
                 (c.start_turns.take(), std::mem::take(&mut c.end_turn), c.enter.take())
             };
             if let Some(seat) = start {
-                state.core.active = Some(seat);
+                state.core.active = seat;
                 state.core.turn = 1;
                 self.begin_turn(state)?;
             } else if end_turn {
@@ -954,11 +913,14 @@ impl Game {
                 break;
             }
         }
+        self.round_actor(state);
         if !state.is_terminal() && state.core.chance.is_none() && state.core.actor.is_none() {
-            return Err(GameError::Rules(format!(
-                "nobody is to move at step '{}': the scripts neither named a seat nor asked for chance",
-                self.step_name(state)
-            )));
+            return Err(GameError::Rules(self.round_over_hint(state).unwrap_or_else(|| {
+                format!(
+                    "nobody is to move at step '{}': the scripts neither named a seat nor asked for chance",
+                    self.step_name(state)
+                )
+            })));
         }
         if self.ctx.borrow().enter.is_some() || self.ctx.borrow().end_turn {
             return Err(GameError::Rules(format!(
@@ -999,14 +961,16 @@ impl Game {
                 return Ok(());
             }
         }
-        let n = state.core.seats;
-        let from = state.core.active.unwrap_or(0);
-        let next = (1..=n).map(|k| (from + k) % n).find(|&s| !state.core.out[s]);
-        let Some(next) = next else {
-            state.core.status.0 = Status::Draw;
-            return Ok(());
-        };
-        state.core.active = Some(next);
+        // Rounds (no active seat) follow each other without passing a turn.
+        if let Some(from) = state.core.active {
+            let n = state.core.seats;
+            let next = (1..=n).map(|k| (from + k) % n).find(|&s| !state.core.out[s]);
+            let Some(next) = next else {
+                state.core.status.0 = Status::Draw;
+                return Ok(());
+            };
+            state.core.active = Some(next);
+        }
         state.core.turn += 1;
         self.begin_turn(state)
     }
@@ -1014,8 +978,10 @@ impl Game {
     fn enter_step(&self, state: &mut State, step: usize) -> Result<(), GameError> {
         state.core.step = Some(step);
         let def = &self.variant.steps[step];
-        if def.actor == Actor::Active {
-            state.core.actor = state.core.active;
+        match def.actor {
+            Actor::Active => state.core.actor = state.core.active,
+            Actor::Every => self.begin_round(state),
+            Actor::Script => {}
         }
         if def.enter.is_some() {
             self.run(state, Entry::Enter { step })?;

@@ -15,9 +15,12 @@
 //! everything else lives in the variant's data and scripts.
 
 pub mod ctx;
+mod decisions;
+mod determinize;
 pub mod error;
 pub mod game;
 pub mod grid;
+pub mod legal;
 pub mod lint;
 pub mod natives;
 pub mod notation;

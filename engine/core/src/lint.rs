@@ -10,9 +10,10 @@
 //! | `stat(LIT, ..)` | a counter (`[stats]`) |
 //! | `enter_step(LIT)` | a step |
 //! | `add(LIT, ..)`, `add_all(LIT, ..)` | an action |
-//! | `draw(LIT, ..)`, `draw_secret(LIT, ..)`, `card(LIT, ..)`, `reveal(LIT, ..)`, `deck_left(LIT)`, `card_ids(LIT)` | a deck |
+//! | `draw(LIT, ..)`, `draw_secret(LIT, ..)`, `card(LIT, ..)`, `reveal(LIT, ..)`, `deck_left(LIT)`, `card_ids(LIT)`, `shuffle_into(LIT, ..)` | a deck |
 //! | `param(LIT)` | a parameter |
-//! | `roll(.., .., LIT)`, `draw(.., LIT)`, `draw_secret(.., .., LIT)` | a rule-script function (the continuation) |
+//! | `words(LIT)` | a `[notation]` enumeration |
+//! | `roll(.., .., LIT)`, `draw(.., [count,] LIT)`, `draw_secret(.., .., [count,] LIT)` | a rule-script function (the continuation) |
 //!
 //! Names computed at run time are not checked. A deck name that also
 //! appears in a `has_deck(LIT)` call anywhere in the scripts is exempt: a
@@ -125,7 +126,7 @@ pub fn lint(v: &Variant) -> Vec<Diagnostic> {
                         known(v.actions.iter().map(|x| x.template.name.as_str()).collect())
                     ),
                 ),
-                ("draw" | "draw_secret" | "card" | "reveal" | "deck_left" | "card_ids", Some((s, pos)))
+                ("draw" | "draw_secret" | "card" | "reveal" | "deck_left" | "card_ids" | "shuffle_into", Some((s, pos)))
                     if v.deck_index(s).is_none() && !guarded.contains(s.as_str()) =>
                 {
                     report(
@@ -137,6 +138,13 @@ pub fn lint(v: &Variant) -> Vec<Diagnostic> {
                         ),
                     )
                 }
+                ("words", Some((s, pos))) if !v.enums.contains_key(s) => report(
+                    pos,
+                    format!(
+                        "words(\"{s}\"): no enumeration '{s}' (declared in [notation]: {})",
+                        known(v.enums.keys().map(String::as_str).collect())
+                    ),
+                ),
                 ("param", Some((s, pos))) if v.param(s).is_none() => report(
                     pos,
                     format!(
@@ -147,7 +155,8 @@ pub fn lint(v: &Variant) -> Vec<Diagnostic> {
                 _ => {}
             }
             let then = match (c.name.as_str(), c.args.len()) {
-                ("roll", 3) | ("draw_secret", 3) => lit(2),
+                ("roll", 3) | ("draw_secret", 3) | ("draw", 3) => lit(2),
+                ("draw_secret", 4) => lit(3),
                 ("draw", 2) => lit(1),
                 _ => None,
             };

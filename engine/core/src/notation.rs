@@ -108,6 +108,12 @@ impl Template {
         })
     }
 
+    /// True when `v` fits slot `slot` (see [`Template::check_values`]).
+    #[inline]
+    pub fn fits(&self, slot: usize, v: i64) -> bool {
+        self.bounds.get(slot).is_some_and(|&b| v >= 0 && v < b)
+    }
+
     /// Checks that `values` fit the slots (enumeration indices in range,
     /// numbers and seats not negative).
     #[inline]

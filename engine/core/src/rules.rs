@@ -25,6 +25,14 @@ pub trait Rules {
     /// Runs one entry point. Natives act on `cx` (the core moved in, the
     /// legal list, queued requests).
     fn call(&self, entry: Entry<'_>, cx: &mut Ctx, data: &mut Data) -> Result<Reply, ScriptError>;
+    /// Runs a query entry point (summary, render, evaluate, labels, an
+    /// invariant) on data it only reads, when the rules know that it
+    /// cannot change the data: the game then need not copy the state
+    /// first. `None` means "not known to be read-only": the game copies
+    /// the state and uses [`Rules::call`].
+    fn call_query(&self, _entry: Entry<'_>, _cx: &mut Ctx, _data: &Data) -> Option<Result<Reply, ScriptError>> {
+        None
+    }
     /// Script data from JSON (loading saved states); the way back is
     /// [`Data::to_json`].
     fn data_from_json(&self, v: serde_json::Value) -> Result<Data, String>;

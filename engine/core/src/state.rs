@@ -105,6 +105,14 @@ pub struct Core {
     /// Every card dealt in secret, in draw order: what hidden information
     /// exists, who knows it, and whether it has since been revealed.
     pub secrets: Vec<SecretDraw>,
+    /// Every decision taken in a secret step, in order: hidden from the
+    /// other seats until the rules reveal it.
+    #[serde(default)]
+    pub secret_decisions: Vec<SecretDecision>,
+    /// The seats that still have to decide in the current round of an
+    /// `actor = "every"` step, one bit per seat (at most 64 seats).
+    #[serde(default)]
+    pub round: u64,
 }
 
 /// A card dealt so that only one seat saw it.
@@ -114,6 +122,20 @@ pub struct SecretDraw {
     pub card: u16,
     pub seen_by: Seat,
     /// Set when the rules reveal the card to everyone.
+    pub revealed: bool,
+    /// Where in the history the card was dealt (the index of its chance step).
+    #[serde(default)]
+    pub at: u32,
+}
+
+/// A decision only its seat knows until the rules reveal it (a step
+/// declared `secret = true`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct SecretDecision {
+    pub seat: Seat,
+    /// The index of the decision in the history.
+    pub at: u32,
+    /// Set when the rules reveal it (`reveal_secrets`).
     pub revealed: bool,
 }
 
@@ -130,6 +152,8 @@ pub enum Step {
 pub struct History {
     head: Option<std::rc::Rc<HistoryNode>>,
     len: usize,
+    /// Set by [`State::forget_history`]: steps are counted, not kept.
+    forgotten: bool,
 }
 
 #[derive(Debug)]
@@ -140,9 +164,19 @@ struct HistoryNode {
 
 impl History {
     pub fn push(&mut self, step: Step) {
+        self.len += 1;
+        if self.forgotten {
+            return;
+        }
         let prev = self.head.take();
         self.head = Some(std::rc::Rc::new(HistoryNode { step, prev }));
-        self.len += 1;
+    }
+
+    /// False for the history of a state that forgot it
+    /// ([`State::forget_history`]): it knows how many steps led here, not
+    /// which.
+    pub fn is_kept(&self) -> bool {
+        !self.forgotten
     }
 
     pub fn len(&self) -> usize {
@@ -153,7 +187,7 @@ impl History {
         self.len == 0
     }
 
-    /// The steps, oldest first.
+    /// The steps, oldest first (none if the history was forgotten).
     pub fn to_vec(&self) -> Vec<Step> {
         let mut out = Vec::with_capacity(self.len);
         let mut node = self.head.as_deref();
@@ -181,7 +215,7 @@ impl Drop for History {
 
 impl PartialEq for History {
     fn eq(&self, other: &Self) -> bool {
-        self.len == other.len && self.to_vec() == other.to_vec()
+        self.len == other.len && self.forgotten == other.forgotten && self.to_vec() == other.to_vec()
     }
 }
 
@@ -224,6 +258,22 @@ impl Core {
     pub fn in_play(&self) -> usize {
         self.out.iter().filter(|o| !**o).count()
     }
+
+    /// Whether anything is hidden from `viewer` (None: a spectator): a card
+    /// dealt in secret to another seat, or another seat's secret decision,
+    /// that has not been revealed.
+    pub fn hides_from(&self, viewer: Option<Seat>) -> bool {
+        self.secrets.iter().any(|s| !s.revealed && Some(s.seen_by) != viewer)
+            || self
+                .secret_decisions
+                .iter()
+                .any(|d| !d.revealed && Some(d.seat) != viewer)
+    }
+
+    /// The lowest seat still to decide in the current round, if any.
+    pub fn next_in_round(&self) -> Option<Seat> {
+        (self.round != 0).then(|| self.round.trailing_zeros() as Seat)
+    }
 }
 
 /// Who must act next.
@@ -261,6 +311,18 @@ impl State {
 
     pub fn is_terminal(&self) -> bool {
         self.core.is_terminal()
+    }
+
+    /// Stops keeping the steps that lead to this state (they are still
+    /// counted): for throwaway states, such as a random playout's or a
+    /// search's rollout, that will never be saved, recorded or
+    /// determinized. Keeping a step costs an allocation.
+    pub fn forget_history(&mut self) {
+        self.history = History {
+            head: None,
+            len: self.history.len,
+            forgotten: true,
+        };
     }
 
     pub fn status(&self) -> Status {

@@ -1,11 +1,13 @@
 //! Bots: automatic players that pick among the legal actions.
 //!
 //! A bot must not cheat: where a seat cannot see part of the state (a card
-//! dealt to another seat), the greedy and MCTS bots decide on states drawn
-//! with [`Game::determinize`], which depend only on what that seat knows.
+//! dealt to another seat, another seat's secret decision), the greedy and
+//! MCTS bots decide on states drawn with [`Game::determinize`], which
+//! depend only on what that seat knows.
 
 use rulesmith_core::error::GameError;
 use rulesmith_core::game::Game;
+use rulesmith_core::legal::Legal;
 use rulesmith_core::rng::{self, GameRng};
 use rulesmith_core::state::{Action, Seat, State, ToMove};
 use std::time::{Duration, Instant};
@@ -54,20 +56,21 @@ pub fn from_spec(spec: &str, seed: u64) -> Result<Box<dyn Bot>, String> {
     }
 }
 
-/// The state a bot may reason about: the true one when the seat sees
-/// everything, else one drawn from its view.
-fn world(game: &Game, state: &State, seat: Seat, rng: &mut GameRng) -> State {
-    let hidden = state.core.secrets.iter().any(|s| !s.revealed && s.seen_by != seat);
-    if hidden {
-        game.determinize(state, Some(seat), rng)
-            .unwrap_or_else(|_| state.clone())
+/// The states a bot may reason about: the true one when the seat sees
+/// everything, else `count` worlds drawn from its view. When no such world
+/// can be drawn, that is an error: falling back to the true state would
+/// peek.
+fn worlds(game: &Game, state: &State, seat: Seat, rng: &mut GameRng, count: usize) -> Result<Vec<State>, GameError> {
+    if state.core.hides_from(Some(seat)) {
+        game.determinize_worlds(state, Some(seat), rng, count)
     } else {
-        state.clone()
+        Ok(vec![state.clone()])
     }
 }
 
 /// Plays out chance events until a decision or the end (false if the
-/// rules fail, or keep rolling past the engine's bound).
+/// rules fail, or keep rolling past the engine's bound). `state` is a
+/// throwaway copy: after a failure it is half-changed and must not be scored.
 fn resolve_chance(game: &Game, state: &mut State, rng: &mut GameRng) -> bool {
     let mut drawn = 0;
     while state.to_move() == ToMove::Chance {
@@ -78,7 +81,7 @@ fn resolve_chance(game: &Game, state: &mut State, rng: &mut GameRng) -> bool {
         let Some(o) = game.sample_outcome(state, rng) else {
             return false;
         };
-        if game.apply_outcome(state, o).is_err() {
+        if game.apply_outcome_scratch(state, o).is_err() {
             return false;
         }
     }
@@ -109,9 +112,12 @@ impl Bot for RandomBot {
 
 /// One-ply lookahead on the variant's evaluate function: each action is
 /// applied, chance after it sampled a few times, and the results averaged.
+/// When the seat cannot see everything, each sample is taken in a world of
+/// its own, drawn from the seat's view: the action is judged against what
+/// the others might hold or have decided, not against one guess.
 pub struct GreedyBot {
     rng: GameRng,
-    /// Samples of the chance events that follow an action.
+    /// Samples of the chance events (and hidden worlds) that follow an action.
     samples: usize,
 }
 
@@ -123,11 +129,11 @@ impl GreedyBot {
         }
     }
 
-    fn value(&mut self, game: &Game, base: &State, a: Action, me: Seat) -> Result<f64, GameError> {
+    fn value(&mut self, game: &Game, worlds: &[State], a: Action, me: Seat) -> Result<f64, GameError> {
         let mut total = 0.0;
         let mut n = 0;
-        for _ in 0..self.samples {
-            let mut s = base.clone();
+        for k in 0..self.samples {
+            let mut s = worlds[k % worlds.len()].clone();
             if game.apply_scratch(&mut s, a).is_err() {
                 return Ok(f64::NEG_INFINITY);
             }
@@ -141,7 +147,7 @@ impl GreedyBot {
                 game.evaluate(&s, me)?
             };
             n += 1;
-            if !random {
+            if !random && worlds.len() == 1 {
                 break; // no chance after this action: one look is exact
             }
         }
@@ -158,11 +164,11 @@ impl Bot for GreedyBot {
         let ToMove::Decision(me) = state.to_move() else {
             return Ok(0);
         };
-        let base = world(game, state, me, &mut self.rng);
+        let worlds = worlds(game, state, me, &mut self.rng, self.samples)?;
         let mut best = Vec::new();
         let mut best_value = f64::NEG_INFINITY;
         for (i, &a) in legal.iter().enumerate() {
-            let v = self.value(game, &base, a, me)?;
+            let v = self.value(game, &worlds, a, me)?;
             if v > best_value + 1e-9 {
                 best_value = v;
                 best.clear();
@@ -197,6 +203,12 @@ pub enum Budget {
 /// best child: the search refines a two-ply greedy judgment instead of
 /// spreading a small budget over every move. Selection is UCB1 on the
 /// acting seat's mean reward (max^n for more than two players).
+///
+/// After a secret decision (a `secret` step), what the other seats decide
+/// next cannot depend on it: every secret action of a node leads to one
+/// shared child, so the others' replies are judged against all of them at
+/// once, as they would be at the table, and not as if they had seen it
+/// (each action keeps its own statistics on its edge).
 pub struct MctsBot {
     rng: GameRng,
     budget: Budget,
@@ -212,20 +224,28 @@ pub struct MctsBot {
 }
 
 struct Node {
+    /// Visits through any edge into it (and the priors of those edges).
     visits: f64,
-    /// Reward sums, per seat.
-    totals: Vec<f64>,
-    /// (action, child node), each created with its one-ply prior.
-    children: Vec<(Action, usize)>,
+    /// One edge per action, each created with its one-ply prior.
+    edges: Vec<Edge>,
     expanded: bool,
 }
 
+/// An action out of a node: its statistics, and the node it leads to
+/// (shared by the secret actions of a node).
+struct Edge {
+    action: Action,
+    child: usize,
+    visits: f64,
+    /// Reward sums, per seat.
+    totals: Vec<f64>,
+}
+
 impl Node {
-    fn new(seats: usize) -> Node {
+    fn new() -> Node {
         Node {
             visits: 0.0,
-            totals: vec![0.0; seats],
-            children: Vec::new(),
+            edges: Vec::new(),
             expanded: false,
         }
     }
@@ -265,9 +285,10 @@ impl MctsBot {
         (0..s.core.seats).map(value).collect()
     }
 
-    /// Gives `node` a child per action, each scored by one look after it.
+    /// Gives `node` an edge per action, each scored by one look after it.
     /// (Progressive widening of wide nodes was tried: cheaper, but it hid the
-    /// opponent's best replies and lost to the greedy bot.)
+    /// opponent's best replies and lost to the greedy bot.) Secret actions
+    /// after which another seat decides share one child.
     fn expand(
         &mut self,
         game: &Game,
@@ -277,16 +298,36 @@ impl MctsBot {
         legal: &[Action],
     ) -> Result<(), GameError> {
         let seats = s.core.seats;
+        let secret = game.decision_is_secret(s);
+        let mover = s.to_move();
+        let mut shared: Option<usize> = None;
         for &a in legal {
             let mut t = s.clone();
-            let mut child = Node::new(seats);
-            if game.apply_scratch(&mut t, a).is_ok() && resolve_chance(game, &mut t, &mut self.rng) {
-                child.totals = self.rewards(game, &t)?;
-                child.visits = 1.0;
+            let (mut visits, mut totals) = (0.0, vec![0.0; seats]);
+            let ok = game.apply_scratch(&mut t, a).is_ok() && resolve_chance(game, &mut t, &mut self.rng);
+            if ok {
+                totals = self.rewards(game, &t)?;
+                visits = 1.0;
             }
-            nodes.push(child);
-            let c = nodes.len() - 1;
-            nodes[node].children.push((a, c));
+            let others_next = ok && matches!(t.to_move(), ToMove::Decision(_)) && t.to_move() != mover;
+            let child = match (secret && others_next, shared) {
+                (true, Some(c)) => c,
+                (share, _) => {
+                    nodes.push(Node::new());
+                    let c = nodes.len() - 1;
+                    if share {
+                        shared = Some(c);
+                    }
+                    c
+                }
+            };
+            nodes[child].visits += visits;
+            nodes[node].edges.push(Edge {
+                action: a,
+                child,
+                visits,
+                totals,
+            });
         }
         nodes[node].expanded = true;
         Ok(())
@@ -305,12 +346,10 @@ impl Bot for MctsBot {
         if legal.len() == 1 {
             return Ok(0);
         }
-        let seats = state.core.seats;
-        let worlds: Vec<State> = (0..self.worlds)
-            .map(|_| world(game, state, me, &mut self.rng))
-            .collect();
-        let mut nodes = vec![Node::new(seats)];
+        let worlds = worlds(game, state, me, &mut self.rng, self.worlds)?;
+        let mut nodes = vec![Node::new()];
         let mut buf: Vec<Action> = Vec::new();
+        let mut rollout_legal = Legal::default();
         let start = Instant::now();
         let mut iteration: u32 = 0;
         loop {
@@ -320,12 +359,16 @@ impl Bot for MctsBot {
                 _ => {}
             }
             let mut s = worlds[iteration as usize % worlds.len()].clone();
+            s.forget_history();
             iteration += 1;
-            let mut path = vec![0usize];
+            let mut broken = false;
+            // The edges taken: (node, edge index).
+            let mut path: Vec<(usize, usize)> = Vec::new();
             let mut node = 0usize;
             // Selection, expanding the first node reached that has no children.
             loop {
                 if !resolve_chance(game, &mut s, &mut self.rng) {
+                    broken = true;
                     break;
                 }
                 let ToMove::Decision(p) = s.to_move() else { break };
@@ -347,46 +390,57 @@ impl Bot for MctsBot {
                 let log_n = nodes[node].visits.max(1.0).ln();
                 let mut best = None;
                 let mut best_score = f64::NEG_INFINITY;
-                for &(a, c) in &nodes[node].children {
-                    if !buf.contains(&a) {
+                // Usually this world offers exactly the node's actions, in
+                // order; checking each edge against the list is the slow
+                // path for worlds that differ.
+                let edges = &nodes[node].edges;
+                let same = edges.len() == buf.len() && edges.iter().zip(&buf).all(|(e, b)| e.action == *b);
+                for (k, e) in edges.iter().enumerate() {
+                    if !same && !buf.contains(&e.action) {
                         continue; // not available in this world
                     }
-                    let n = &nodes[c];
-                    let v = n.visits.max(1.0);
-                    let score = n.totals[p] / v + self.exploration * (log_n / v).sqrt();
+                    let v = e.visits.max(1.0);
+                    let score = e.totals[p] / v + self.exploration * (log_n / v).sqrt();
                     if score > best_score {
                         best_score = score;
-                        best = Some((a, c));
+                        best = Some(k);
                     }
                 }
-                let Some((a, c)) = best else { break };
-                if game.apply_trusted(&mut s, a).is_err() {
+                let Some(k) = best else { break };
+                let e = &nodes[node].edges[k];
+                // `s` is this iteration's own copy: no backup is needed, but
+                // a failed step leaves it half-changed, so it is not scored.
+                if game.apply_scratch(&mut s, e.action).is_err() {
+                    broken = true;
                     break;
                 }
-                path.push(c);
-                node = c;
+                path.push((node, k));
+                node = e.child;
             }
             // Optional short random playout, then score.
             let mut depth = 0;
-            while depth < self.rollout && resolve_chance(game, &mut s, &mut self.rng) {
-                if s.is_terminal() || game.legal_actions_into(&mut s, &mut buf).is_err() {
+            while !broken && depth < self.rollout && resolve_chance(game, &mut s, &mut self.rng) {
+                if s.is_terminal() || game.legal_list(&mut s, &mut rollout_legal).is_err() {
                     break;
                 }
-                let a = buf[rng::below(&mut self.rng, buf.len() as u32) as usize];
-                if game.apply_trusted(&mut s, a).is_err() {
+                let a = rollout_legal.get(rng::below(&mut self.rng, rollout_legal.len() as u32) as usize);
+                if game.apply_scratch(&mut s, a).is_err() {
+                    broken = true;
                     break;
                 }
                 depth += 1;
+            }
+            if broken {
+                continue;
             }
             resolve_chance(game, &mut s, &mut self.rng);
             // A node just expanded is worth its best child, for the seat to move there.
             let r = match (s.to_move(), nodes[node].expanded && node != 0) {
                 (ToMove::Decision(p), true) => {
                     let best = nodes[node]
-                        .children
+                        .edges
                         .iter()
-                        .map(|(_, c)| &nodes[*c])
-                        .filter(|n| n.visits > 0.0)
+                        .filter(|e| e.visits > 0.0)
                         .max_by(|x, y| (x.totals[p] / x.visits).total_cmp(&(y.totals[p] / y.visits)));
                     match best {
                         Some(b) => b.totals.iter().map(|t| t / b.visits).collect(),
@@ -395,25 +449,27 @@ impl Bot for MctsBot {
                 }
                 _ => self.rewards(game, &s)?,
             };
-            for &n in &path {
-                nodes[n].visits += 1.0;
-                for (t, v) in nodes[n].totals.iter_mut().zip(&r) {
+            nodes[0].visits += 1.0;
+            for &(n, k) in &path {
+                let e = &mut nodes[n].edges[k];
+                e.visits += 1.0;
+                for (t, v) in e.totals.iter_mut().zip(&r) {
                     *t += v;
                 }
+                let child = e.child;
+                nodes[child].visits += 1.0;
             }
         }
         // The most visited action at the root (ties: the better mean).
-        let root = &nodes[0];
-        let best = root
-            .children
+        let best = nodes[0]
+            .edges
             .iter()
-            .max_by(|(_, x), (_, y)| {
-                let (x, y) = (&nodes[*x], &nodes[*y]);
+            .max_by(|x, y| {
                 x.visits
                     .total_cmp(&y.visits)
                     .then((x.totals[me] / x.visits.max(1.0)).total_cmp(&(y.totals[me] / y.visits.max(1.0))))
             })
-            .map(|(a, _)| *a);
+            .map(|e| e.action);
         Ok(best.and_then(|a| legal.iter().position(|l| *l == a)).unwrap_or(0))
     }
 }

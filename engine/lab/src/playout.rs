@@ -3,9 +3,10 @@
 
 use rulesmith_core::error::GameError;
 use rulesmith_core::game::Game;
+use rulesmith_core::legal::Legal;
 use rulesmith_core::record::Record;
 use rulesmith_core::rng;
-use rulesmith_core::state::{Action, State, ToMove};
+use rulesmith_core::state::{State, ToMove};
 
 /// Chance outcomes allowed in a game that has taken `decisions` decisions:
 /// rules that keep rolling without ever asking anyone anything (a tie that
@@ -41,7 +42,8 @@ pub fn random_playout<R: rand::Rng + ?Sized>(
     max_decisions: u64,
 ) -> Result<Counts, GameError> {
     let mut counts = Counts::default();
-    let mut legal: Vec<Action> = Vec::with_capacity(64);
+    // Only the chosen action is built: the list stays factored.
+    let mut legal = Legal::default();
     loop {
         match state.to_move() {
             ToMove::Terminal => return Ok(counts),
@@ -60,8 +62,8 @@ pub fn random_playout<R: rand::Rng + ?Sized>(
                 if counts.decisions >= max_decisions {
                     return Ok(counts);
                 }
-                game.legal_actions_into(state, &mut legal)?;
-                let a = legal[rng::below(rng, legal.len() as u32) as usize];
+                game.legal_list(state, &mut legal)?;
+                let a = legal.get(rng::below(rng, legal.len() as u32) as usize);
                 if let Some(r) = record.as_deref_mut() {
                     r.decision(seat, game.action_text(&a));
                 }
@@ -87,7 +89,10 @@ pub fn random_games(
         let mut r = rng::seeded(seed);
         let counts = game
             .new_game(players)
-            .and_then(|mut s| random_playout(game, &mut s, &mut r, None, max_decisions))
+            .and_then(|mut s| {
+                s.forget_history();
+                random_playout(game, &mut s, &mut r, None, max_decisions)
+            })
             .map_err(|e| (seed, e))?;
         total.decisions += counts.decisions;
         total.chance += counts.chance;

@@ -17,6 +17,7 @@ use rhai::{
 };
 use rulesmith_core::ctx::{Ctx, Names};
 use rulesmith_core::error::{Diagnostic, LoadError, ScriptError};
+use rulesmith_core::legal;
 use rulesmith_core::natives;
 use rulesmith_core::rules::{Data, Entry, FunctionProfile, Limits, Reply, Rules};
 use rulesmith_core::source::{compile_source, fn_line, sandbox};
@@ -48,7 +49,9 @@ impl Interpreter {
         let info = Rc::new(Info::new(variant.clone()));
         let ctx = Rc::new(RefCell::new(Ctx::default()));
         let engine = build_engine(&info, &ctx, limits, count_operations);
-        let (compiled, cards) = match (compile(&engine, &variant), compile_cards(&engine, &variant)) {
+        let compiled = compile(&engine, &variant);
+        let cards = compile_cards(&engine, &variant, compiled.as_ref().ok());
+        let (compiled, cards) = match (compiled, cards) {
             (Ok(c), Ok(k)) => (c, k),
             (a, b) => {
                 let diagnostics = a.err().into_iter().chain(b.err()).flatten().collect();
@@ -228,7 +231,7 @@ impl Rules for Interpreter {
             for (d, deck) in self.variant.decks.iter().enumerate() {
                 for (c, card) in deck.cards.iter().enumerate() {
                     if let Some(script) = &cards[d][c] {
-                        for hook in script.fn_files.keys().filter(|h| deck.hooks.contains_key(*h)) {
+                        for hook in script.own.iter().filter(|h| deck.hooks.contains_key(*h)) {
                             out.push(format!("card {}: {hook}", card.id));
                         }
                     }
@@ -283,10 +286,14 @@ impl Info {
     }
 }
 
-/// A card's own script: the hooks it defines.
+/// A card's own script, with the rule scripts' functions beside its own so
+/// that it can call them.
 pub(crate) struct CardScript {
     pub ast: AST,
+    /// Every function it can run (its own and the rules'), by file.
     pub fn_files: HashMap<String, usize>,
+    /// The functions the card's script itself defines (its hooks among them).
+    pub own: std::collections::BTreeSet<String>,
 }
 
 impl Info {
@@ -435,6 +442,15 @@ fn register_queries(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>
     });
     let i = info.clone();
     engine.register_fn("has_deck", move |deck: &str| i.names.has_deck(deck));
+    let i = info.clone();
+    engine.register_fn("words", move |name: &str| -> NativeResult<Array> {
+        Ok(rulesmith_core::ctx::words(&i.variant, name)?
+            .iter()
+            .map(|w| Dynamic::from(w.clone()))
+            .collect())
+    });
+    let c = ctx.clone();
+    engine.register_fn("round_left", move || c.borrow().round_left());
     let (c, i) = (ctx.clone(), info.clone());
     engine.register_fn("deck_left", move |deck: &str| -> NativeResult<INT> {
         let d = i.deck(deck)?;
@@ -499,12 +515,35 @@ fn register_add(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) {
     // add_all(name, domains): every combination of the domains, the first
     // varying slowest. A domain is a fixed number, or an array of choices,
     // each a number or an array of numbers (e.g. a grid slot [c, r]) that
-    // fills several values at once.
+    // fills several values at once. The core keeps the combinations in
+    // factored form and checks them against the action's template.
     let (c, i) = (ctx.clone(), info.clone());
     engine.register_fn("add_all", move |name: &str, domains: Array| -> NativeResult<()> {
         let kind = i.names.action(name)?;
-        // `push` checks each combination against the action's template.
-        Domains::read(&domains)?.each(|values| push(&c, &i, kind, values))
+        let mut cx = c.borrow_mut();
+        cx.start_product();
+        for d in &domains {
+            cx.product_domain();
+            if let Ok(x) = d.as_int() {
+                cx.product_choice(&[x]);
+            } else if let Some(arr) = d.read_lock::<Array>() {
+                for alt in arr.iter() {
+                    if let Ok(x) = alt.as_int() {
+                        cx.product_choice(&[x]);
+                    } else if let Some(inner) = alt.read_lock::<Array>() {
+                        cx.start_choice();
+                        for v in inner.iter() {
+                            cx.choice_value(v.as_int().map_err(legal::not_a_number)?);
+                        }
+                    } else {
+                        return Err(legal::not_a_choice(alt.type_name()).into());
+                    }
+                }
+            } else {
+                return Err(legal::not_a_domain(d.type_name()).into());
+            }
+        }
+        Ok(cx.finish_product(&i.variant, kind)?)
     });
     add_arity!();
     add_arity!(a);
@@ -513,137 +552,6 @@ fn register_add(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) {
     add_arity!(a, b, d, e);
     add_arity!(a, b, d, e, f);
     add_arity!(a, b, d, e, f, g);
-}
-
-/// The domains of an `add_all`, flattened: every choice's numbers in one
-/// buffer, so building the combinations allocates nothing per choice.
-#[derive(Debug)]
-struct Domains {
-    /// The numbers of every choice of every domain, in order.
-    values: Vec<INT>,
-    /// Per choice: where its numbers start in `values` (one extra at the end).
-    starts: Vec<usize>,
-    /// Per domain: where its choices start in `starts` (one extra at the end).
-    domains: Vec<usize>,
-}
-
-impl Domains {
-    fn read(domains: &Array) -> NativeResult<Domains> {
-        let mut flat = Domains {
-            values: Vec::with_capacity(64),
-            starts: Vec::with_capacity(32),
-            domains: Vec::with_capacity(domains.len() + 1),
-        };
-        for d in domains {
-            flat.domains.push(flat.starts.len());
-            if let Ok(x) = d.as_int() {
-                flat.choice(&[x]);
-            } else if let Some(arr) = d.read_lock::<Array>() {
-                for alt in arr.iter() {
-                    if let Ok(x) = alt.as_int() {
-                        flat.choice(&[x]);
-                    } else if let Some(inner) = alt.read_lock::<Array>() {
-                        flat.starts.push(flat.values.len());
-                        for v in inner.iter() {
-                            let x = v
-                                .as_int()
-                                .map_err(|t| format!("add_all: expected numbers, found {t}"))?;
-                            flat.values.push(x);
-                        }
-                    } else {
-                        return Err(format!(
-                            "add_all: a choice must be a number or an array of numbers, found {}",
-                            alt.type_name()
-                        )
-                        .into());
-                    }
-                }
-            } else {
-                return Err(format!(
-                    "add_all: a domain must be a number or an array, found {}",
-                    d.type_name()
-                )
-                .into());
-            }
-        }
-        flat.domains.push(flat.starts.len());
-        flat.starts.push(flat.values.len());
-        Ok(flat)
-    }
-
-    fn choice(&mut self, numbers: &[INT]) {
-        self.starts.push(self.values.len());
-        self.values.extend_from_slice(numbers);
-    }
-
-    fn count(&self) -> usize {
-        self.domains.len() - 1
-    }
-
-    fn choices(&self, domain: usize) -> usize {
-        self.domains[domain + 1] - self.domains[domain]
-    }
-
-    /// Numbers in choice `c` (counting every domain's choices in order).
-    fn width(&self, c: usize) -> usize {
-        self.starts[c + 1] - self.starts[c]
-    }
-
-    /// True when some domain has no choice: there is no combination.
-    fn is_empty(&self) -> bool {
-        (0..self.count()).any(|d| self.choices(d) == 0)
-    }
-
-    /// The most numbers a combination can have.
-    fn widest(&self) -> usize {
-        (0..self.count())
-            .map(|d| {
-                (self.domains[d]..self.domains[d + 1])
-                    .map(|c| self.width(c))
-                    .max()
-                    .unwrap_or(0)
-            })
-            .sum()
-    }
-
-    /// Calls `f` with every combination, the first domain varying slowest.
-    fn each(&self, mut f: impl FnMut(&[INT]) -> NativeResult<()>) -> NativeResult<()> {
-        if self.is_empty() {
-            return Ok(());
-        }
-        let mut index = vec![0usize; self.count()];
-        let mut values = vec![0 as INT; self.widest()];
-        loop {
-            let len = self.fill(&index, &mut values);
-            f(&values[..len])?;
-            // Odometer: advance the last domain first.
-            let mut pos = index.len();
-            loop {
-                if pos == 0 {
-                    return Ok(());
-                }
-                pos -= 1;
-                index[pos] += 1;
-                if index[pos] < self.choices(pos) {
-                    break;
-                }
-                index[pos] = 0;
-            }
-        }
-    }
-
-    /// Writes the combination `index` into `out` and returns how many
-    /// numbers it has (at most [`Domains::widest`]).
-    fn fill(&self, index: &[usize], out: &mut [INT]) -> usize {
-        let mut len = 0;
-        for (d, &k) in index.iter().enumerate() {
-            let c = self.domains[d] + k;
-            let numbers = &self.values[self.starts[c]..self.starts[c + 1]];
-            out[len..len + numbers.len()].copy_from_slice(numbers);
-            len += numbers.len();
-        }
-        len
-    }
 }
 
 /// Chance: dice and card draws go through the engine, never a script RNG.
@@ -656,18 +564,41 @@ fn register_chance(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>)
         }
         Ok(c.borrow_mut().roll(count, sides, then)?)
     });
+    // draw(deck, [count,] then) and draw_secret(deck, seat, [count,] then):
+    // one event of `count` cards (1 when not given).
     let draw = |secret: bool| {
         let (c, i) = (ctx.clone(), info.clone());
-        move |deck: &str, seat: INT, then: &str| -> NativeResult<()> {
+        move |deck: &str, seat: INT, count: INT, then: &str| -> NativeResult<()> {
             let d = i.deck(deck)?;
             i.check_continuation(then)?;
             let visible_to = secret.then_some(seat);
-            Ok(c.borrow_mut().draw(d, visible_to, then, &i.variant)?)
+            Ok(c.borrow_mut().draw(d, count, visible_to, then, &i.variant)?)
         }
     };
+    let secret = draw(true);
+    engine.register_fn("draw_secret", move |deck: &str, seat: INT, then: &str| {
+        secret(deck, seat, 1, then)
+    });
     engine.register_fn("draw_secret", draw(true));
     let public = draw(false);
-    engine.register_fn("draw", move |deck: &str, then: &str| public(deck, -1, then));
+    engine.register_fn("draw", move |deck: &str, then: &str| public(deck, -1, 1, then));
+    let public = draw(false);
+    engine.register_fn("draw", move |deck: &str, count: INT, then: &str| {
+        public(deck, -1, count, then)
+    });
+    // shuffle_into(deck, ids): cards go back into the deck's draw pile.
+    let (c, i) = (ctx.clone(), info.clone());
+    engine.register_fn("shuffle_into", move |deck: &str, ids: Array| -> NativeResult<()> {
+        let d = i.deck(deck)?;
+        let mut cards = Vec::with_capacity(ids.len());
+        for id in &ids {
+            let text = id
+                .read_lock::<ImmutableString>()
+                .ok_or_else(|| format!("shuffle_into: expected an array of card ids, found {}", id.type_name()))?;
+            cards.push(i.card(d, deck, text.as_str())? as u16);
+        }
+        Ok(c.borrow_mut().shuffle_into(d, &cards, &i.variant)?)
+    });
 }
 
 /// Cards: revealing secrets, and running a card's own script.
@@ -679,6 +610,11 @@ fn register_cards(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) 
         let card = i.card(d, deck, id)? as u16;
         c.borrow_mut().reveal(d, card);
         Ok(())
+    });
+    // reveal_secrets(seat): everything seat kept secret becomes public.
+    let c = ctx.clone();
+    engine.register_fn("reveal_secrets", move |seat: INT| -> NativeResult<()> {
+        Ok(c.borrow_mut().reveal_secrets(seat)?)
     });
     // this.card_hook(deck, id, hook, args): runs the card's hook with the
     // game data as `this`; () when the card has no such hook.
@@ -718,7 +654,7 @@ fn register_cards(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) 
             let Some(script) = i.card_scripts.get().and_then(|v| v[d][card].as_ref()) else {
                 return Ok(Dynamic::UNIT);
             };
-            if !script.fn_files.contains_key(hook) {
+            if !script.own.contains(hook) {
                 return Ok(Dynamic::UNIT);
             }
             // Lend the data to the card's script as `this` (a move, not a copy).
@@ -843,8 +779,15 @@ fn compile(engine: &Engine, variant: &Variant) -> Result<Compiled, Vec<Diagnosti
     }
 }
 
-/// Compiles every card script; each may define only its deck's hooks.
-fn compile_cards(engine: &Engine, variant: &Variant) -> Result<Vec<Vec<Option<CardScript>>>, Vec<Diagnostic>> {
+/// Compiles every card script. Each must define some of its deck's hooks
+/// (with their arities), may define helpers of its own, and may call the
+/// rule scripts' functions (`rules`, when they compiled), but not define
+/// one of the same name and arity: the rules would then run the card's.
+fn compile_cards(
+    engine: &Engine,
+    variant: &Variant,
+    rules: Option<&Compiled>,
+) -> Result<Vec<Vec<Option<CardScript>>>, Vec<Diagnostic>> {
     let mut diags = Vec::new();
     let mut out = Vec::new();
     for deck in &variant.decks {
@@ -859,7 +802,20 @@ fn compile_cards(engine: &Engine, variant: &Variant) -> Result<Vec<Vec<Option<Ca
                 Ok(mut ast) => {
                     ast.clear_statements();
                     let mut fn_files = HashMap::new();
+                    let mut own = std::collections::BTreeSet::new();
                     for f in ast.iter_functions() {
+                        own.insert(f.name.to_string());
+                        if rules.is_some_and(|r| r.signatures.contains(&(f.name.to_string(), f.params.len()))) {
+                            let message = format!(
+                                "card '{}': fn {}/{} has the name of a rule script function; rename it \
+                                 (a card script may call the rules' functions, not replace them)",
+                                card.id,
+                                f.name,
+                                f.params.len()
+                            );
+                            let line = fn_line(&src.text, f.name);
+                            diags.push(Diagnostic::new(&src.path, message).at_line(Some(&src.text), line, 1));
+                        }
                         let ok = deck.hooks.get(f.name) == Some(&f.params.len());
                         if !ok && deck.hooks.contains_key(f.name) {
                             let message = format!(
@@ -886,7 +842,18 @@ fn compile_cards(engine: &Engine, variant: &Variant) -> Result<Vec<Vec<Option<Ca
                             ),
                         ));
                     }
-                    cards.push(Some(CardScript { ast, fn_files }));
+                    // The rules' functions beside the card's own, so that
+                    // the card can call them.
+                    let ast = match rules {
+                        Some(r) => {
+                            for (name, &f) in &r.fn_files {
+                                fn_files.entry(name.clone()).or_insert(f);
+                            }
+                            r.ast.merge(&ast)
+                        }
+                        None => ast,
+                    };
+                    cards.push(Some(CardScript { ast, fn_files, own }));
                 }
                 Err(d) => {
                     diags.push(d);
@@ -985,54 +952,6 @@ pub(crate) fn script_error(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn array(items: Vec<Dynamic>) -> Dynamic {
-        Dynamic::from_array(items)
-    }
-
-    fn int(x: INT) -> Dynamic {
-        Dynamic::from_int(x)
-    }
-
-    /// Every combination `add_all` would add, in order.
-    fn combinations(flat: &Domains) -> Vec<Vec<INT>> {
-        let mut out = Vec::new();
-        flat.each(|v| {
-            out.push(v.to_vec());
-            Ok(())
-        })
-        .unwrap();
-        out
-    }
-
-    #[test]
-    fn domains_give_every_combination_first_domain_slowest() {
-        // [0, 1] x a slot [c, r] from two x a fixed 7.
-        let slots = array(vec![array(vec![int(2), int(3)]), array(vec![int(4), int(5)])]);
-        let d = Domains::read(&vec![array(vec![int(0), int(1)]), slots, int(7)]).unwrap();
-        assert_eq!(d.widest(), 4);
-        assert_eq!(
-            combinations(&d),
-            vec![vec![0, 2, 3, 7], vec![0, 4, 5, 7], vec![1, 2, 3, 7], vec![1, 4, 5, 7]]
-        );
-    }
-
-    #[test]
-    fn an_empty_domain_gives_nothing_and_bad_domains_are_errors() {
-        let d = Domains::read(&vec![array(vec![int(1)]), array(vec![])]).unwrap();
-        assert!(d.is_empty());
-        assert!(combinations(&d).is_empty());
-        // Choices of different widths: the widest combination counts.
-        let d = Domains::read(&vec![array(vec![array(vec![]), array(vec![int(1), int(2)])])]).unwrap();
-        assert_eq!(d.widest(), 2);
-        assert_eq!(combinations(&d), vec![vec![], vec![1, 2]]);
-        let e = Domains::read(&vec![Dynamic::from("x")]).unwrap_err();
-        assert!(e.to_string().contains("a domain must be a number or an array"), "{e}");
-        let e = Domains::read(&vec![array(vec![Dynamic::TRUE])]).unwrap_err();
-        assert!(e.to_string().contains("a choice must be a number or an array"), "{e}");
-        let e = Domains::read(&vec![array(vec![array(vec![Dynamic::TRUE])])]).unwrap_err();
-        assert!(e.to_string().contains("expected numbers"), "{e}");
-    }
 
     #[test]
     fn at_least_lists_the_indices_that_reach_the_minimum() {

@@ -14,6 +14,7 @@
 pub mod ops;
 pub mod value;
 
+use rulesmith_core::legal;
 use rulesmith_core::rules::{Data, Entry, FunctionProfile, Limits, NativeData, Reply, Rules};
 use rulesmith_core::state::Outcome;
 use rulesmith_core::variant::{self, Variant};
@@ -28,7 +29,7 @@ use value::{FromValue, Str, ToValue, Value};
 pub mod prelude {
     pub use crate::ops::*;
     pub use crate::value::{take_field, FromValue, Str, ToValue, Value, ValueMap};
-    pub use crate::{At, CompiledRules, Domain, Fail, Outcomes, Rt};
+    pub use crate::{At, CompiledRules, Domain, Fail, Outcomes, Query, Rt};
 }
 
 /// A failure inside compiled rules: a message, and where the innermost
@@ -86,74 +87,33 @@ pub enum Domain<'a> {
 }
 
 impl Domain<'_> {
-    fn len(&self) -> usize {
+    /// Gives the domain's choices to the product being built.
+    fn choices(&self, cx: &mut Ctx) -> Result<(), String> {
         match self {
-            Domain::One(_) => 1,
-            Domain::Ints(v) => v.len(),
-            Domain::Tuples(v) => v.len(),
-            Domain::Dyn(Value::Arr(a)) => a.len(),
-            Domain::Dyn(_) => 1,
-        }
-    }
-
-    /// Appends choice `k`'s values to `out`.
-    fn push(&self, k: usize, out: &mut Vals) -> Result<(), String> {
-        match self {
-            Domain::One(x) => out.push(*x),
-            Domain::Ints(v) => out.push(v[k]),
-            Domain::Tuples(v) => {
-                for &x in &v[k] {
-                    out.push(x);
-                }
-            }
-            Domain::Dyn(Value::Int(x)) => out.push(*x),
-            Domain::Dyn(Value::Arr(a)) => match &a[k] {
-                Value::Int(x) => out.push(*x),
-                Value::Arr(inner) => {
-                    for v in inner {
-                        match v {
-                            Value::Int(x) => out.push(*x),
-                            other => return Err(format!("add_all: expected numbers, found {}", other.type_name())),
+            Domain::One(x) => cx.product_choice(&[*x]),
+            Domain::Ints(v) => v.iter().for_each(|&x| cx.product_choice(&[x])),
+            Domain::Tuples(v) => v.iter().for_each(|t| cx.product_choice(t)),
+            Domain::Dyn(Value::Int(x)) => cx.product_choice(&[*x]),
+            Domain::Dyn(Value::Arr(a)) => {
+                for alt in a {
+                    match alt {
+                        Value::Int(x) => cx.product_choice(&[*x]),
+                        Value::Arr(inner) => {
+                            cx.start_choice();
+                            for v in inner {
+                                match v {
+                                    Value::Int(x) => cx.choice_value(*x),
+                                    other => return Err(legal::not_a_number(other.type_name())),
+                                }
+                            }
                         }
+                        other => return Err(legal::not_a_choice(other.type_name())),
                     }
                 }
-                other => {
-                    return Err(format!(
-                        "add_all: a choice must be a number or an array of numbers, found {}",
-                        other.type_name()
-                    ))
-                }
-            },
-            Domain::Dyn(other) => {
-                return Err(format!(
-                    "add_all: a domain must be a number or an array, found {}",
-                    other.type_name()
-                ))
             }
+            Domain::Dyn(other) => return Err(legal::not_a_domain(other.type_name())),
         }
         Ok(())
-    }
-}
-
-/// The values of one combination being built: too many is an error the
-/// action's template reports (it takes fewer values).
-#[derive(Default)]
-struct Vals {
-    buf: [i64; rulesmith_core::state::MAX_ARGS + 1],
-    len: usize,
-}
-
-impl Vals {
-    fn push(&mut self, x: i64) {
-        if self.len < self.buf.len() {
-            self.buf[self.len] = x;
-        }
-        self.len += 1;
-    }
-
-    fn as_slice(&self) -> &[i64] {
-        // Past the buffer, a slice one too long: the template rejects it.
-        &self.buf[..self.len.min(self.buf.len())]
     }
 }
 
@@ -299,6 +259,14 @@ impl Rt<'_> {
     pub fn has_deck(&self, name: &Str) -> bool {
         self.variant.decks.iter().any(|d| d.name == name.as_str())
     }
+    /// The index of the deck named `name` (a name computed at run time).
+    pub fn deck_index(&self, name: &Str) -> Result<usize, String> {
+        self.variant.deck_index(name.as_str()).ok_or_else(|| {
+            let known: Vec<&str> = self.variant.decks.iter().map(|d| d.name.as_str()).collect();
+            format!("unknown deck '{name}' (declared decks: {})", known.join(", "))
+        })
+    }
+
     pub fn deck_left(&self, deck: usize) -> i64 {
         self.cx.deck_left(deck)
     }
@@ -356,38 +324,15 @@ impl Rt<'_> {
         self.cx.add(self.variant, kind as u16, values)
     }
 
-    /// Every combination of the domains, the first varying slowest.
-    /// Allocation-free: an action has at most `MAX_ARGS` values, so the
-    /// odometer and the values fit in small arrays.
+    /// Every combination of the domains, the first varying slowest, kept
+    /// in factored form by the core (see `rulesmith_core::legal`).
     pub fn add_all(&mut self, kind: usize, domains: &[Domain<'_>]) -> Result<(), String> {
-        const MAX: usize = rulesmith_core::state::MAX_ARGS;
-        if domains.iter().any(|d| d.len() == 0) {
-            return Ok(());
+        self.cx.start_product();
+        for d in domains {
+            self.cx.product_domain();
+            d.choices(self.cx)?;
         }
-        if domains.len() > MAX {
-            return Err(format!("add_all: at most {MAX} domains, got {}", domains.len()));
-        }
-        let mut index = [0usize; MAX];
-        let mut values = Vals::default();
-        loop {
-            values.len = 0;
-            for (d, &k) in domains.iter().zip(&index) {
-                d.push(k, &mut values)?;
-            }
-            self.add(kind, values.as_slice())?;
-            let mut pos = domains.len();
-            loop {
-                if pos == 0 {
-                    return Ok(());
-                }
-                pos -= 1;
-                index[pos] += 1;
-                if index[pos] < domains[pos].len() {
-                    break;
-                }
-                index[pos] = 0;
-            }
-        }
+        self.cx.finish_product(self.variant, kind as u16)
     }
 
     pub fn add_all_dyn(&mut self, kind: usize, domains: Value) -> Result<(), String> {
@@ -409,8 +354,35 @@ impl Rt<'_> {
         self.cx.roll(count, sides, then)
     }
 
-    pub fn draw(&mut self, deck: usize, visible_to: Option<i64>, then: &str) -> Result<(), String> {
-        self.cx.draw(deck, visible_to, then, self.variant)
+    pub fn draw(&mut self, deck: usize, count: i64, visible_to: Option<i64>, then: &str) -> Result<(), String> {
+        self.cx.draw(deck, count, visible_to, then, self.variant)
+    }
+
+    pub fn shuffle_into(&mut self, deck: usize, ids: &[Str]) -> Result<(), String> {
+        let d = &self.variant.decks[deck];
+        let mut cards = Vec::with_capacity(ids.len());
+        for id in ids {
+            let c = d
+                .card_index(id.as_str())
+                .ok_or_else(|| format!("deck '{}' has no card '{id}'", d.name))?;
+            cards.push(c as u16);
+        }
+        self.cx.shuffle_into(deck, &cards, self.variant)
+    }
+
+    pub fn reveal_secrets(&mut self, seat: i64) -> Result<(), String> {
+        self.cx.reveal_secrets(seat)
+    }
+
+    pub fn round_left(&self) -> i64 {
+        self.cx.round_left()
+    }
+
+    pub fn words(&self, name: &Str) -> Result<Vec<Str>, String> {
+        Ok(rulesmith_core::ctx::words(self.variant, name.as_str())?
+            .iter()
+            .map(|w| Str::from(w.clone()))
+            .collect())
     }
 
     pub fn reveal(&mut self, deck: usize, id: &Str) -> Result<(), String> {
@@ -449,6 +421,29 @@ impl Rt<'_> {
     }
 }
 
+/// A query entry point, for [`CompiledRules::query_ref`].
+#[derive(Clone, Copy, Debug)]
+pub enum Query {
+    Summary(i64),
+    Render(i64),
+    Evaluate(i64),
+    Labels,
+    Invariant(usize),
+}
+
+impl Query {
+    fn of(entry: &Entry<'_>) -> Option<Query> {
+        Some(match *entry {
+            Entry::Summary { viewer } => Query::Summary(viewer),
+            Entry::Render { viewer } => Query::Render(viewer),
+            Entry::Evaluate { seat } => Query::Evaluate(seat),
+            Entry::Labels => Query::Labels,
+            Entry::Invariant { index } => Query::Invariant(index),
+            _ => return None,
+        })
+    }
+}
+
 /// What generated code implements: the rule set's entry points on its
 /// typed data.
 pub trait CompiledRules: 'static {
@@ -460,6 +455,11 @@ pub trait CompiledRules: 'static {
     /// Every generated function's name, by its index (card hooks as
     /// `card ID: HOOK`): what call counts are reported under.
     fn function_names(&self) -> &'static [&'static str];
+    /// Runs query `q` on data it cannot change (the compiler knows which
+    /// functions write `this`); `None` for a query that may write it.
+    fn query_ref(&self, _q: Query, _this: &Self::This, _rt: &mut Rt) -> Option<Result<Value, Fail>> {
+        None
+    }
     fn setup(&self, this: &mut Self::This, rt: &mut Rt) -> Result<(), Fail>;
     fn turn_start(&self, this: &mut Self::This, rt: &mut Rt) -> Result<(), Fail>;
     fn turn_end(&self, this: &mut Self::This, rt: &mut Rt) -> Result<(), Fail>;
@@ -510,6 +510,25 @@ impl<C: CompiledRules> Compiled<C> {
             limits,
             counts: RefCell::new(Counts::default()),
             tracking: std::cell::Cell::new(false),
+        }
+    }
+
+    /// What generated code runs with during one call, on `cx`.
+    fn runtime<'a>(&'a self, cx: &'a mut Ctx) -> Rt<'a> {
+        Rt {
+            cx,
+            variant: &self.variant,
+            fuel: self.limits.max_operations,
+            max_depth: self.limits.max_call_levels as u32,
+            counts: self.tracking.get().then_some(&self.counts),
+        }
+    }
+
+    /// An entry point's result as the protocol's reply.
+    fn reply(&self, entry: &Entry<'_>, result: Result<Value, Fail>) -> Result<Reply, ScriptError> {
+        match result {
+            Ok(v) => Ok(reply_of(entry, v)),
+            Err(f) => Err(self.error(f, "?")),
         }
     }
 
@@ -586,13 +605,7 @@ impl<C: CompiledRules> Rules for Compiled<C> {
         let Some(Native(this)) = this else {
             return Err(self.error(Fail::new("the game's data was not made by these compiled rules"), "?"));
         };
-        let mut rt = Rt {
-            cx,
-            variant: &self.variant,
-            fuel: self.limits.max_operations,
-            max_depth: self.limits.max_call_levels as u32,
-            counts: self.tracking.get().then_some(&self.counts),
-        };
+        let mut rt = self.runtime(cx);
         let r = &self.rules;
         let unit = |x: Result<(), Fail>| x.map(|()| Value::Unit);
         let result = match entry {
@@ -615,10 +628,15 @@ impl<C: CompiledRules> Rules for Compiled<C> {
             Entry::Labels => r.labels(this, &mut rt),
             Entry::Invariant { index } => r.invariant(index, this, &mut rt),
         };
-        match result {
-            Ok(v) => Ok(reply_of(&entry, v)),
-            Err(f) => Err(self.error(f, "?")),
-        }
+        self.reply(&entry, result)
+    }
+
+    fn call_query(&self, entry: Entry<'_>, cx: &mut Ctx, data: &Data) -> Option<Result<Reply, ScriptError>> {
+        let q = Query::of(&entry)?;
+        let Data::Native(n) = data else { return None };
+        let Native(this) = n.as_any().downcast_ref::<Native<C::This>>()?;
+        let result = self.rules.query_ref(q, this, &mut self.runtime(cx))?;
+        Some(self.reply(&entry, result))
     }
 
     fn data_from_json(&self, v: serde_json::Value) -> Result<Data, String> {

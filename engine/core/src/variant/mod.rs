@@ -126,6 +126,9 @@ pub enum Actor {
     Active,
     /// The seat the scripts name with `set_actor`.
     Script,
+    /// Every seat in play, once each, in seat order: a round (see
+    /// `Core::round`).
+    Every,
 }
 
 #[derive(Clone, Debug)]
@@ -134,6 +137,9 @@ pub struct StepDef {
     pub legal: FnRef,
     pub actor: Actor,
     pub enter: Option<FnRef>,
+    /// Decisions taken in this step are hidden from the other seats until
+    /// the rules reveal them.
+    pub secret: bool,
     pub doc: String,
 }
 
@@ -180,6 +186,8 @@ pub struct Card {
     pub fields: BTreeMap<String, Value>,
     /// Index into [`Variant::files`] of the card's script, if any.
     pub script: Option<usize>,
+    /// How many copies of the card the deck holds (`count`, default 1).
+    pub count: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -195,7 +203,20 @@ impl Deck {
     pub fn card_index(&self, id: &str) -> Option<usize> {
         self.cards.iter().position(|c| c.id == id)
     }
+
+    /// The deck as dealt at the start: every card's index, once per copy,
+    /// in file order.
+    pub fn full_pile(&self) -> Vec<u16> {
+        self.cards
+            .iter()
+            .enumerate()
+            .flat_map(|(i, c)| std::iter::repeat_n(i as u16, c.count as usize))
+            .collect()
+    }
 }
+
+/// The most copies of one card a deck file may give (`count`).
+pub const MAX_COPIES: i64 = 1000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Players {
@@ -238,6 +259,33 @@ pub struct Variant {
     pub stats: Vec<(String, String)>,
     pub invariants: Vec<Invariant>,
     deck_sources: Vec<DeckSource>,
+    /// Enumerations made of decks' card ids, rebuilt when a deck changes.
+    derived_enums: Vec<DerivedEnum>,
+}
+
+/// A `[notation]` enumeration whose words come from decks.
+#[derive(Clone, Debug)]
+struct DerivedEnum {
+    name: String,
+    words: Vec<String>,
+    decks: Vec<String>,
+}
+
+impl DerivedEnum {
+    /// Its words: the fixed ones, then each deck's card ids (each once).
+    fn words(&self, decks: &[Deck]) -> Vec<String> {
+        let mut out = self.words.clone();
+        for name in &self.decks {
+            for d in decks.iter().filter(|d| &d.name == name) {
+                for c in &d.cards {
+                    if !out.contains(&c.id) {
+                        out.push(c.id.clone());
+                    }
+                }
+            }
+        }
+        out
+    }
 }
 
 /// How a deck was declared, kept so that `--set deck.NAME=FILE` can reload it.
@@ -348,10 +396,29 @@ impl Variant {
         match deck {
             Some(d) if loader.diags.is_empty() => {
                 self.decks[i] = d;
-                Ok(())
+                self.rebuild_derived_enums()
             }
             _ => Err(LoadError::new(loader.diags).to_string()),
         }
+    }
+
+    /// After a deck changed: the enumerations made of card ids get the new
+    /// ids, and the action templates that use them are compiled again.
+    fn rebuild_derived_enums(&mut self) -> Result<(), String> {
+        if self.derived_enums.is_empty() {
+            return Ok(());
+        }
+        for e in &self.derived_enums {
+            let words = e.words(&self.decks);
+            check_words(&e.name, &words)?;
+            self.enums.insert(e.name.clone(), words);
+        }
+        let enums = &self.enums;
+        for a in &mut self.actions {
+            let t = &a.template;
+            a.template = Template::compile(&t.name, &t.text.clone(), |ty| slot_type(enums, ty))?;
+        }
+        Ok(())
     }
 
     /// A diagnostic at a place in one of the variant's files.
@@ -408,6 +475,10 @@ const STRUCT_EXAMPLES: &[(&str, &str)] = &[
         "[invariants.power_in_range] with check = \"power_in_range\"",
     ),
     (
+        "RawDerivedEnum",
+        "[notation] card = { words = [\"-\"], decks = [\"red\", \"blue\"] }",
+    ),
+    (
         "RawDeckFile",
         "[[cards]] id = \"...\" (a deck file is a list of [[cards]] tables)",
     ),
@@ -421,6 +492,10 @@ fn toml_message(e: &toml::de::Error, text: &str) -> String {
         m = m.replace(&format!("expected {rust}"), "expected a whole number");
     }
     m = m
+        .replace(
+            "data did not match any variant of untagged enum RawEnum",
+            "expected an array of words, or a table { words = [...], decks = [...] }",
+        )
         .replace("expected a sequence", "expected an array [...]")
         .replace("expected a map", "expected a table");
     for (rust, example) in STRUCT_EXAMPLES {
@@ -660,7 +735,7 @@ impl Loader {
         let mut players: Option<(Loc, RawPlayers)> = None;
         let mut scripts = Vec::new();
         let mut params: IndexMap<String, Param> = IndexMap::new();
-        let mut enums: IndexMap<String, (Loc, Vec<String>)> = IndexMap::new();
+        let mut enums: IndexMap<String, (Loc, RawEnum)> = IndexMap::new();
         let mut actions: IndexMap<String, (usize, Spanned<String>, RawAction)> = IndexMap::new();
         let mut steps: IndexMap<String, (usize, Spanned<String>, RawStep)> = IndexMap::new();
         let mut turn_steps: Option<(usize, Spanned<Vec<Spanned<String>>>)> = None;
@@ -849,35 +924,80 @@ impl Loader {
             }
         }
 
-        // Notation enumerations.
-        for (name, (loc, values)) in &enums {
-            let mut seen = std::collections::HashSet::new();
-            if values.is_empty() {
-                self.error(loc, format!("enumeration '{name}' has no values"));
+        // Decks.
+        let mut deck_list = Vec::new();
+        let mut deck_sources = Vec::new();
+        for (name, d) in decks {
+            let fields = self.field_defs(&d);
+            let Some((file, deck_file)) = &d.file else {
+                let loc = self.loc(d.decl.0, &d.decl.1);
+                self.error(&loc, format!("deck '{name}' needs a file = \"...\""));
+                continue;
+            };
+            let base = self.files[*file]
+                .path
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_default();
+            let path = base.join(deck_file.get_ref());
+            if !path.is_file() {
+                let loc = self.loc(*file, deck_file);
+                self.error(&loc, format!("deck file not found: {}", path.display()));
+                continue;
             }
-            for v in values {
-                if v.is_empty() || v.chars().any(char::is_whitespace) {
-                    self.error(loc, format!("enumeration '{name}': value {v:?} must be one word"));
+            deck_sources.push(DeckSource {
+                name: name.clone(),
+                fields: fields.clone(),
+                hooks: d.hooks.clone(),
+            });
+            if let Some(deck) = self.load_deck(&name, &path, fields, d.hooks) {
+                deck_list.push(deck);
+            }
+        }
+
+        // Notation enumerations: word lists, or words made of decks' card ids.
+        let mut derived_enums = Vec::new();
+        let mut word_lists: IndexMap<String, (Loc, Vec<String>)> = IndexMap::new();
+        for (name, (loc, raw)) in enums {
+            let words = match raw {
+                RawEnum::Words(w) => w,
+                RawEnum::Derived(d) => {
+                    for deck in &d.decks {
+                        if !deck_sources.iter().any(|x: &DeckSource| &x.name == deck) {
+                            let known: Vec<&str> = deck_sources.iter().map(|x| x.name.as_str()).collect();
+                            self.error(
+                                &loc,
+                                format!(
+                                    "enumeration '{name}': no deck '{deck}' (declared decks: {})",
+                                    known.join(", ")
+                                ),
+                            );
+                        }
+                    }
+                    let e = DerivedEnum {
+                        name: name.clone(),
+                        words: d.words,
+                        decks: d.decks,
+                    };
+                    let words = e.words(&deck_list);
+                    derived_enums.push(e);
+                    words
                 }
-                if !seen.insert(v) {
-                    self.error(loc, format!("enumeration '{name}': value {v:?} appears twice"));
-                }
+            };
+            if let Err(e) = check_words(&name, &words) {
+                self.error(&loc, e);
             }
             if name == "int" || name == "seat" {
                 self.error(
-                    loc,
+                    &loc,
                     format!("'{name}' is a built-in value type and cannot be redefined"),
                 );
             }
+            word_lists.insert(name, (loc, words));
         }
-        let lookup = |ty: &str| match ty {
-            "int" => Some(SlotType::Int),
-            "seat" => Some(SlotType::Seat),
-            other => enums.get(other).map(|(_, v)| SlotType::Enum {
-                name: other.to_string(),
-                values: v.clone(),
-            }),
-        };
+        let plain: BTreeMap<String, Vec<String>> =
+            word_lists.iter().map(|(k, (_, v))| (k.clone(), v.clone())).collect();
+        let lookup = |ty: &str| slot_type(&plain, ty);
 
         // Actions.
         let mut action_defs = Vec::new();
@@ -910,11 +1030,12 @@ impl Loader {
             let actor = match s.actor.as_ref().map(|a| (a.get_ref().as_str(), a)) {
                 None | Some(("active", _)) => Actor::Active,
                 Some(("script", _)) => Actor::Script,
+                Some(("every", _)) => Actor::Every,
                 Some((other, a)) => {
                     let loc = self.loc(*file, a);
                     self.error(
                         &loc,
-                        format!("unknown actor '{other}' (expected \"active\" or \"script\")"),
+                        format!("unknown actor '{other}' (expected \"active\", \"script\" or \"every\")"),
                     );
                     Actor::Active
                 }
@@ -924,6 +1045,7 @@ impl Loader {
                 legal: self.fn_ref(*file, &s.legal),
                 actor,
                 enter: s.enter.as_ref().map(|e| self.fn_ref(*file, e)),
+                secret: s.secret.unwrap_or(false),
                 doc: s.doc.clone().unwrap_or_default(),
             });
         }
@@ -978,37 +1100,6 @@ impl Loader {
             None => None,
         };
 
-        // Decks.
-        let mut deck_list = Vec::new();
-        let mut deck_sources = Vec::new();
-        for (name, d) in decks {
-            let fields = self.field_defs(&d);
-            let Some((file, deck_file)) = &d.file else {
-                let loc = self.loc(d.decl.0, &d.decl.1);
-                self.error(&loc, format!("deck '{name}' needs a file = \"...\""));
-                continue;
-            };
-            let base = self.files[*file]
-                .path
-                .parent()
-                .map(Path::to_path_buf)
-                .unwrap_or_default();
-            let path = base.join(deck_file.get_ref());
-            if !path.is_file() {
-                let loc = self.loc(*file, deck_file);
-                self.error(&loc, format!("deck file not found: {}", path.display()));
-                continue;
-            }
-            deck_sources.push(DeckSource {
-                name: name.clone(),
-                fields: fields.clone(),
-                hooks: d.hooks.clone(),
-            });
-            if let Some(deck) = self.load_deck(&name, &path, fields, d.hooks) {
-                deck_list.push(deck);
-            }
-        }
-
         Some(Variant {
             name: if name.is_empty() {
                 dir.file_name()
@@ -1023,7 +1114,7 @@ impl Loader {
             players,
             scripts,
             params: params.into_values().collect(),
-            enums: enums.into_iter().map(|(k, (_, v))| (k, v)).collect(),
+            enums: plain,
             actions: action_defs,
             steps: step_defs,
             turn_steps: turn,
@@ -1042,6 +1133,7 @@ impl Loader {
             stats: stats.into_iter().collect(),
             invariants: invariants.into_values().collect(),
             deck_sources,
+            derived_enums,
         })
     }
 
@@ -1062,7 +1154,7 @@ impl Loader {
                     FieldType::Unchecked
                 }
             };
-            if matches!(k.get_ref().as_str(), "id" | "script") {
+            if matches!(k.get_ref().as_str(), "id" | "script" | "count") {
                 let loc = self.loc(file, k);
                 self.error(
                     &loc,
@@ -1103,6 +1195,7 @@ impl Loader {
             let mut id = None;
             let mut id_loc = card_loc.clone();
             let mut script = None;
+            let mut count = 1u32;
             let mut values = BTreeMap::new();
             for (k, v) in &table {
                 let loc = self.loc(file, v);
@@ -1113,6 +1206,13 @@ impl Loader {
                             id_loc = loc.clone();
                         }
                         _ => self.error(&loc, "card id must be a non-empty string without spaces"),
+                    },
+                    "count" => match v.get_ref() {
+                        toml::Value::Integer(n) if (1..=MAX_COPIES).contains(n) => count = *n as u32,
+                        _ => self.error(
+                            &loc,
+                            format!("count must be a whole number within 1..={MAX_COPIES} (the copies of this card)"),
+                        ),
                     },
                     "script" => match v.get_ref() {
                         toml::Value::String(s) => {
@@ -1127,7 +1227,7 @@ impl Loader {
                     },
                     key => {
                         let Some(def) = fields.iter().find(|f| f.name == key) else {
-                            let known: Vec<_> = ["id", "script"]
+                            let known: Vec<_> = ["id", "script", "count"]
                                 .into_iter()
                                 .chain(fields.iter().map(|f| f.name.as_str()))
                                 .collect();
@@ -1198,6 +1298,7 @@ impl Loader {
                 id,
                 fields: values,
                 script,
+                count,
             });
         }
         if self.diags.len() > before {
@@ -1210,6 +1311,36 @@ impl Loader {
             hooks,
             cards,
         })
+    }
+}
+
+/// The words of enumeration `name` are usable: at least one, each one
+/// word, none twice.
+fn check_words(name: &str, words: &[String]) -> Result<(), String> {
+    if words.is_empty() {
+        return Err(format!("enumeration '{name}' has no values"));
+    }
+    let mut seen = std::collections::HashSet::new();
+    for v in words {
+        if v.is_empty() || v.chars().any(char::is_whitespace) {
+            return Err(format!("enumeration '{name}': value {v:?} must be one word"));
+        }
+        if !seen.insert(v) {
+            return Err(format!("enumeration '{name}': value {v:?} appears twice"));
+        }
+    }
+    Ok(())
+}
+
+/// A slot type name in an action text: `int`, `seat` or an enumeration.
+fn slot_type(enums: &BTreeMap<String, Vec<String>>, ty: &str) -> Option<SlotType> {
+    match ty {
+        "int" => Some(SlotType::Int),
+        "seat" => Some(SlotType::Seat),
+        other => enums.get(other).map(|v| SlotType::Enum {
+            name: other.to_string(),
+            values: v.clone(),
+        }),
     }
 }
 

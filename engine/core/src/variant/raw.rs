@@ -15,7 +15,7 @@ pub struct RawFile {
     #[serde(default)]
     pub params: IndexMap<Spanned<String>, RawParam>,
     #[serde(default)]
-    pub notation: IndexMap<Spanned<String>, Vec<String>>,
+    pub notation: IndexMap<Spanned<String>, RawEnum>,
     #[serde(default)]
     pub actions: IndexMap<Spanned<String>, RawAction>,
     #[serde(default)]
@@ -60,6 +60,26 @@ pub struct RawParam {
     pub doc: Option<String>,
 }
 
+/// A `[notation]` enumeration: a list of words, or a table whose words
+/// are some fixed ones followed by the card ids of decks.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum RawEnum {
+    Words(Vec<String>),
+    Derived(RawDerivedEnum),
+}
+
+/// `{ words = ["-"], decks = ["red", "blue"] }`: the words, then every card
+/// id of the decks (each once, in file order).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDerivedEnum {
+    #[serde(default)]
+    pub words: Vec<String>,
+    #[serde(default)]
+    pub decks: Vec<String>,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawAction {
@@ -76,6 +96,9 @@ pub struct RawStep {
     /// name the deciding seat with `set_actor`).
     pub actor: Option<Spanned<String>>,
     pub enter: Option<Spanned<String>>,
+    /// Decisions taken in this step are hidden from the other seats until
+    /// the rules reveal them.
+    pub secret: Option<bool>,
     pub doc: Option<String>,
 }
 

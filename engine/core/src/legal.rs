@@ -1,0 +1,427 @@
+//! Legal actions in factored form.
+//!
+//! A step's legal function lists actions one at a time (`add`) or as every
+//! combination of some domains (`add_all`). Most of a list usually comes
+//! from `add_all`, and a random playout only ever needs *one* action of it.
+//! So [`Legal`] keeps each `add_all` as a product of its domains, not as
+//! its expansion: counting the actions is a multiplication, and the k-th
+//! action is decoded from its index ([`Legal::get`]). Callers that need the
+//! whole list expand it ([`Legal::expand_into`]), in exactly the order the
+//! rules listed it.
+//!
+//! Both rule engines build a product the same way (start it, give each
+//! domain's choices, finish it); checking it against the action's
+//! template happens here, once per choice instead of once per combination.
+//! When a choice does not fit, the product is expanded combination by
+//! combination, so the error names the first offending combination, the
+//! one the rules would have listed first.
+
+use crate::notation::Template;
+use crate::state::{Action, MAX_ARGS};
+
+/// The error of `add`/`add_all` outside a legal function.
+pub(crate) const NOT_COLLECTING: &str = "add() may only be called from a step's legal function";
+
+/// The most legal actions one listing may offer. A legal function that
+/// lists more has a bug (a product over a huge domain, say); stopping it
+/// with an error is better than running out of memory.
+pub const MAX_LEGAL: usize = 1 << 24;
+
+/// One stretch of the list: actions added one by one, or a product.
+#[derive(Clone, Copy, Debug)]
+enum Segment {
+    /// `singles[start..end]`.
+    Singles { start: u32, end: u32 },
+    /// Every combination of the domains `domains[first..first + n]`.
+    Product { kind: u16, first: u32, n: u8, count: usize },
+}
+
+/// The legal actions of one listing, in the rules' order.
+#[derive(Clone, Debug, Default)]
+pub struct Legal {
+    segments: Vec<Segment>,
+    singles: Vec<Action>,
+    /// The numbers of every choice of every product, in order.
+    values: Vec<i64>,
+    /// Per choice: where its numbers start in `values`.
+    starts: Vec<u32>,
+    /// Per domain: where its choices start in `starts` (the choices of
+    /// domain `d` are `starts[domains[d]..domains[d + 1]]`).
+    domains: Vec<u32>,
+    /// Buffer lengths up to the last finished product: a product being
+    /// built lies beyond them and is dropped if it is not finished.
+    kept: (usize, usize, usize),
+    len: usize,
+}
+
+impl Legal {
+    /// Forgets every action (keeps the buffers).
+    pub fn clear(&mut self) {
+        self.segments.clear();
+        self.singles.clear();
+        self.values.clear();
+        self.starts.clear();
+        self.domains.clear();
+        self.kept = (0, 0, 0);
+        self.len = 0;
+    }
+
+    /// Number of legal actions.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Action number `k` (0-based, in the rules' order).
+    ///
+    /// # Panics
+    /// If `k >= self.len()`.
+    pub fn get(&self, mut k: usize) -> Action {
+        for seg in &self.segments {
+            match *seg {
+                Segment::Singles { start, end } => {
+                    let n = (end - start) as usize;
+                    if k < n {
+                        return self.singles[start as usize + k];
+                    }
+                    k -= n;
+                }
+                Segment::Product { kind, first, n, count } => {
+                    if k < count {
+                        return self.decode(kind, first as usize, n as usize, k);
+                    }
+                    k -= count;
+                }
+            }
+        }
+        panic!("legal action {k} past the end of a list of {}", self.len)
+    }
+
+    /// Appends every action to `out`, in order.
+    pub fn expand_into(&self, out: &mut Vec<Action>) {
+        out.reserve(self.len);
+        for seg in &self.segments {
+            match *seg {
+                Segment::Singles { start, end } => out.extend_from_slice(&self.singles[start as usize..end as usize]),
+                Segment::Product { kind, first, n, count } => {
+                    out.extend((0..count).map(|k| self.decode(kind, first as usize, n as usize, k)))
+                }
+            }
+        }
+    }
+
+    /// The whole list.
+    pub fn to_vec(&self) -> Vec<Action> {
+        let mut v = Vec::new();
+        self.expand_into(&mut v);
+        v
+    }
+
+    fn choices(&self, domain: usize) -> usize {
+        (self.domains[domain + 1] - self.domains[domain]) as usize
+    }
+
+    fn choice(&self, domain: usize, k: usize) -> &[i64] {
+        let c = self.domains[domain] as usize + k;
+        &self.values[self.starts[c] as usize..self.starts[c + 1] as usize]
+    }
+
+    /// Combination `k` of a product: the last domain varies fastest.
+    fn decode(&self, kind: u16, first: usize, n: usize, mut k: usize) -> Action {
+        let mut index = [0usize; MAX_ARGS];
+        for d in (0..n).rev() {
+            let m = self.choices(first + d);
+            index[d] = k % m;
+            k /= m;
+        }
+        let mut args = [0i32; MAX_ARGS];
+        let mut len = 0;
+        for (d, &i) in index[..n].iter().enumerate() {
+            for &v in self.choice(first + d, i) {
+                args[len] = v as i32;
+                len += 1;
+            }
+        }
+        Action {
+            kind,
+            len: len as u8,
+            args,
+        }
+    }
+
+    // ----- building ----------------------------------------------------------
+
+    /// Adds one action (its values already checked).
+    pub(crate) fn push(&mut self, action: Action) -> Result<(), String> {
+        self.grow(1)?;
+        let at = self.singles.len() as u32;
+        self.singles.push(action);
+        match self.segments.last_mut() {
+            Some(Segment::Singles { end, .. }) if *end == at => *end = at + 1,
+            _ => self.segments.push(Segment::Singles { start: at, end: at + 1 }),
+        }
+        Ok(())
+    }
+
+    fn grow(&mut self, by: usize) -> Result<(), String> {
+        match self.len.checked_add(by) {
+            Some(n) if n <= MAX_LEGAL => {
+                self.len = n;
+                Ok(())
+            }
+            _ => Err(format!(
+                "more than {MAX_LEGAL} legal actions in one listing: does an add_all combine huge domains?"
+            )),
+        }
+    }
+
+    /// Starts a product (dropping one that was started and not finished).
+    pub(crate) fn start_product(&mut self) {
+        let (v, s, d) = self.kept;
+        self.values.truncate(v);
+        self.starts.truncate(s);
+        self.domains.truncate(d);
+    }
+
+    /// Starts the next domain of the product being built.
+    pub(crate) fn start_domain(&mut self) {
+        self.domains.push(self.starts.len() as u32);
+    }
+
+    /// Adds a choice of numbers to the current domain.
+    pub(crate) fn push_choice(&mut self, numbers: &[i64]) {
+        self.starts.push(self.values.len() as u32);
+        self.values.extend_from_slice(numbers);
+    }
+
+    /// Appends a number to the last choice started.
+    pub(crate) fn push_value(&mut self, v: i64) {
+        self.values.push(v);
+    }
+
+    /// Finishes the product being built as action kind `kind` whose
+    /// template is `template`: adds its combinations, or returns the error
+    /// of the first one that does not fit. Outside a legal function
+    /// (`collecting` false) a product of no combinations is harmless and
+    /// any other is [`NOT_COLLECTING`].
+    pub(crate) fn finish_product(&mut self, kind: u16, template: &Template, collecting: bool) -> Result<(), String> {
+        let first = self.kept.2;
+        let n = self.domains.len() - first;
+        // Close the last domain and the last choice: each product keeps
+        // its own end marks, so the next one starts after them.
+        self.domains.push(self.starts.len() as u32);
+        self.starts.push(self.values.len() as u32);
+        let kept = self.commit(kind, template, first, n, collecting);
+        if matches!(kept, Ok(true)) {
+            self.kept = (self.values.len(), self.starts.len(), self.domains.len());
+        } else {
+            self.start_product();
+        }
+        kept.map(drop)
+    }
+
+    /// Adds the product's combinations; true when they are kept in
+    /// factored form (false: none, or added one by one).
+    fn commit(
+        &mut self,
+        kind: u16,
+        template: &Template,
+        first: usize,
+        n: usize,
+        collecting: bool,
+    ) -> Result<bool, String> {
+        let mut count = 1usize;
+        for d in first..first + n {
+            count = count.saturating_mul(self.choices(d));
+        }
+        if count == 0 {
+            return Ok(false);
+        }
+        if !collecting {
+            return Err(NOT_COLLECTING.into());
+        }
+        if self.len.saturating_add(count) > MAX_LEGAL {
+            return self.grow(count).map(|()| false);
+        }
+        if n <= MAX_ARGS && self.fits(template, first, n) {
+            self.grow(count)?;
+            self.segments.push(Segment::Product {
+                kind,
+                first: first as u32,
+                n: n as u8,
+                count,
+            });
+            return Ok(true);
+        }
+        self.expand_checked(kind, template, first, n).map(|()| false)
+    }
+
+    /// True when every combination fits the template: each domain's
+    /// choices have one width, the widths add up to the template's arity,
+    /// and every number fits the slot it fills.
+    fn fits(&self, template: &Template, first: usize, n: usize) -> bool {
+        let mut slot = 0;
+        for d in first..first + n {
+            let width = self.choice(d, 0).len();
+            for k in 0..self.choices(d) {
+                let numbers = self.choice(d, k);
+                if numbers.len() != width {
+                    return false;
+                }
+                if numbers.iter().enumerate().any(|(j, &v)| !template.fits(slot + j, v)) {
+                    return false;
+                }
+            }
+            slot += width;
+        }
+        slot == template.arity()
+    }
+
+    /// Adds every combination one by one, each checked: the slow path,
+    /// taken only when some combination may not fit.
+    fn expand_checked(&mut self, kind: u16, template: &Template, first: usize, n: usize) -> Result<(), String> {
+        let mut index = vec![0usize; n];
+        let mut actions = Vec::new();
+        let mut numbers = Vec::with_capacity(MAX_ARGS + 1);
+        loop {
+            numbers.clear();
+            for (d, &k) in index.iter().enumerate() {
+                numbers.extend_from_slice(self.choice(first + d, k));
+            }
+            template.check_values(&numbers)?;
+            let values: Vec<i32> = numbers.iter().map(|&v| v as i32).collect();
+            actions.push(Action::new(kind, &values));
+            // Odometer: advance the last domain first.
+            let mut pos = n;
+            loop {
+                if pos == 0 {
+                    for a in actions {
+                        self.push(a)?;
+                    }
+                    return Ok(());
+                }
+                pos -= 1;
+                index[pos] += 1;
+                if index[pos] < self.choices(first + pos) {
+                    break;
+                }
+                index[pos] = 0;
+            }
+        }
+    }
+}
+
+/// Messages of `add_all` domains that are not numbers (both engines
+/// read domains from their own values, and say the same).
+pub fn not_a_domain(found: &str) -> String {
+    format!("add_all: a domain must be a number or an array, found {found}")
+}
+
+pub fn not_a_choice(found: &str) -> String {
+    format!("add_all: a choice must be a number or an array of numbers, found {found}")
+}
+
+pub fn not_a_number(found: &str) -> String {
+    format!("add_all: expected numbers, found {found}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::notation::SlotType;
+
+    fn template(text: &str) -> Template {
+        Template::compile("t", text, |t| match t {
+            "side" => Some(SlotType::Enum {
+                name: "side".into(),
+                values: vec!["a".into(), "b".into(), "c".into()],
+            }),
+            "int" => Some(SlotType::Int),
+            _ => None,
+        })
+        .unwrap()
+    }
+
+    fn product(legal: &mut Legal, kind: u16, t: &Template, domains: &[&[&[i64]]]) -> Result<(), String> {
+        legal.start_product();
+        for d in domains {
+            legal.start_domain();
+            for c in *d {
+                legal.push_choice(c);
+            }
+        }
+        legal.finish_product(kind, t, true)
+    }
+
+    #[test]
+    fn products_list_every_combination_in_order_between_singles() {
+        let t = template("go {side} {int} {int}");
+        let mut legal = Legal::default();
+        legal.push(Action::new(0, &[2, 9, 9])).unwrap();
+        product(&mut legal, 1, &t, &[&[&[0], &[1]], &[&[5, 6], &[7, 8]]]).unwrap();
+        legal.push(Action::new(2, &[1, 1, 1])).unwrap();
+        product(&mut legal, 3, &t, &[&[&[2]], &[&[3]], &[&[4], &[5], &[6]]]).unwrap();
+        let want = vec![
+            Action::new(0, &[2, 9, 9]),
+            Action::new(1, &[0, 5, 6]),
+            Action::new(1, &[0, 7, 8]),
+            Action::new(1, &[1, 5, 6]),
+            Action::new(1, &[1, 7, 8]),
+            Action::new(2, &[1, 1, 1]),
+            Action::new(3, &[2, 3, 4]),
+            Action::new(3, &[2, 3, 5]),
+            Action::new(3, &[2, 3, 6]),
+        ];
+        assert_eq!(legal.len(), want.len());
+        assert_eq!(legal.to_vec(), want);
+        for (k, a) in want.iter().enumerate() {
+            assert_eq!(legal.get(k), *a, "action {k}");
+        }
+    }
+
+    #[test]
+    fn an_empty_domain_adds_nothing() {
+        let t = template("go {side} {int}");
+        let mut legal = Legal::default();
+        product(&mut legal, 0, &t, &[&[&[0], &[1]], &[]]).unwrap();
+        assert!(legal.is_empty());
+        product(&mut legal, 0, &t, &[&[&[0]], &[&[4]]]).unwrap();
+        assert_eq!(legal.to_vec(), vec![Action::new(0, &[0, 4])]);
+    }
+
+    #[test]
+    fn a_bad_choice_names_the_first_combination_that_does_not_fit() {
+        let t = template("go {side} {int}");
+        let mut legal = Legal::default();
+        let e = product(&mut legal, 0, &t, &[&[&[0], &[3]], &[&[1], &[-2]]]).unwrap_err();
+        // (0, 1) fits; (0, -2) is the first that does not.
+        assert!(e.contains("-2"), "{e}");
+        assert!(legal.is_empty());
+        // A failed product leaves nothing behind for the next one.
+        product(&mut legal, 0, &t, &[&[&[1]], &[&[2]]]).unwrap();
+        assert_eq!(legal.to_vec(), vec![Action::new(0, &[1, 2])]);
+    }
+
+    #[test]
+    fn choices_of_mixed_widths_are_an_error_and_one_width_lists_them_all() {
+        let t = template("go {side} {int}");
+        let mut legal = Legal::default();
+        product(&mut legal, 0, &t, &[&[&[0, 1], &[2]], &[&[], &[7]]]).unwrap_err();
+        let mut legal = Legal::default();
+        product(&mut legal, 0, &t, &[&[&[0, 1], &[2, 3]]]).unwrap();
+        assert_eq!(legal.to_vec(), vec![Action::new(0, &[0, 1]), Action::new(0, &[2, 3])]);
+    }
+
+    #[test]
+    fn too_many_actions_is_an_error() {
+        let t = template("go {int} {int}");
+        let big: Vec<Vec<i64>> = (0..5000).map(|i| vec![i]).collect();
+        let refs: Vec<&[i64]> = big.iter().map(|v| v.as_slice()).collect();
+        let mut legal = Legal::default();
+        let e = product(&mut legal, 0, &t, &[&refs, &refs]).unwrap_err();
+        assert!(e.contains("more than"), "{e}");
+    }
+}
