@@ -171,9 +171,11 @@ impl PyGame {
         serde_json::Value::Object(m).to_string()
     }
 
-    /// Whether some cards may be dealt that not every seat sees.
-    fn has_secret_cards(&self) -> bool {
-        !self.shared.game.variant().decks.is_empty()
+    /// Whether a seat may not see everything: the variant deals cards or
+    /// has secret steps (OpenSpiel's imperfect information).
+    fn hides_information(&self) -> bool {
+        let v = self.shared.game.variant();
+        !v.decks.is_empty() || v.steps.iter().any(|s| s.secret)
     }
 }
 
@@ -239,6 +241,12 @@ impl PyState {
 
     fn is_terminal(&self) -> bool {
         self.state.is_terminal()
+    }
+
+    /// Whether the decision due is secret (its step is declared `secret`):
+    /// the other seats will not learn it until the rules reveal it.
+    fn decision_is_secret(&self) -> bool {
+        self.g().decision_is_secret(&self.state)
     }
 
     fn is_chance_node(&self) -> bool {
@@ -370,30 +378,34 @@ impl PyState {
     }
 
     /// Everything `player` has seen: every decision and chance outcome so
-    /// far, with the cards dealt secretly to another seat (and not revealed)
-    /// written as `?`. Two states give the same string exactly when that
-    /// seat cannot tell them apart.
+    /// far, with what is secret from that seat and not yet revealed written
+    /// as `?`: a card dealt to another seat, another seat's decision in a
+    /// secret step. Two states give the same string exactly when that seat
+    /// cannot tell them apart.
     fn information_state_string(&self, player: i64) -> PyResult<String> {
         let seat = self.seat(player)?;
-        let mut secrets = self.state.core.secrets.iter().peekable();
+        let core = &self.state.core;
+        let hidden = |at: usize| {
+            core.secrets
+                .iter()
+                .any(|s| s.at as usize == at && s.seen_by != seat && !s.revealed)
+                || core
+                    .secret_decisions
+                    .iter()
+                    .any(|d| d.at as usize == at && d.seat != seat && !d.revealed)
+        };
         let mut out = format!("P{}", seat + 1);
-        for step in self.state.history.to_vec() {
+        for (at, step) in self.state.history.to_vec().into_iter().enumerate() {
             out.push('\n');
-            match step {
-                Step::Decision(a) => out.push_str(&self.g().action_text(&a)),
-                Step::Chance(o) => {
-                    let mut text = self.g().outcome_text(o);
-                    if let rulesmith_core::state::Outcome::Card { deck, card } = o {
-                        if let Some(s) = secrets.next_if(|s| s.deck == deck && s.card == card) {
-                            if s.seen_by != seat && !s.revealed {
-                                text = "?".into();
-                            }
-                        }
-                    }
-                    out.push_str("chance ");
-                    out.push_str(&text);
-                }
+            let text = match step {
+                _ if hidden(at) => "?".to_string(),
+                Step::Decision(a) => self.g().action_text(&a),
+                Step::Chance(o) => self.g().outcome_text(o),
+            };
+            if matches!(step, Step::Chance(_)) {
+                out.push_str("chance ");
             }
+            out.push_str(&text);
         }
         Ok(out)
     }

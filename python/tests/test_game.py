@@ -2,6 +2,7 @@
 
 import copy
 import json
+import random
 
 import pytest
 
@@ -125,3 +126,34 @@ def test_bots_pick_legal_actions_with_the_gil_released(basic):
         t.join()
     assert results[1] == rulesmith.simulate(variant("sirius-basic"), 20, seed=1)
     assert results[1]["summary"]["games"] == 20
+
+
+def test_secret_decisions_are_hidden_from_the_other_seat():
+    # Battlefield: Space commits reinforcements in a secret round: once
+    # P1 has committed, P2's view must not depend on what P1 chose.
+    game = rulesmith.load_game(variant("battlefield-space"), players=2)
+    state, rng = game.new_initial_state(), random.Random(4)
+    for _ in range(2000):
+        settle(state, seed=rng.randrange(1 << 30))
+        if state.is_terminal():
+            break
+        legal = state.legal_actions()
+        if state.current_player() == 0 and len(legal) > 1 and state.decision_is_secret():
+            break
+        state.apply_action(rng.choice(legal))
+    else:
+        pytest.fail("no secret decision of P1 with a choice in 2000 steps")
+    assert not state.is_terminal()
+    worlds = []
+    for a in state.legal_actions()[:2]:
+        w = state.clone()
+        w.apply_action(a)
+        assert w.current_player() == 1, "P2 commits next in the same round"
+        worlds.append(w)
+    a, b = worlds
+    assert a.information_state_string(1) == b.information_state_string(1)
+    assert a.observation_string(1) == b.observation_string(1)
+    assert a.legal_actions() == b.legal_actions()
+    assert a.information_state_string(1).endswith("\n?")
+    # P1 knows what it chose.
+    assert a.information_state_string(0) != b.information_state_string(0)

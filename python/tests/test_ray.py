@@ -15,12 +15,12 @@ def test_four_ray_shards_equal_the_one_process_run():
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         options = dict(bots=["random", "greedy"], rotate=True, seed=5)
-        sharded = rray.simulate(variant("sirius-basic"), 30, 4, **options)
+        sharded = rray.simulate(variant("sirius-basic"), 12, 4, **options)
     finally:
         ray.shutdown()
-    whole = rulesmith.simulate(variant("sirius-basic"), 30, **options)
+    whole = rulesmith.simulate(variant("sirius-basic"), 12, **options)
     assert sharded == whole
-    assert whole["summary"]["games"] == 30
+    assert whole["summary"]["games"] == 12
 
 
 def test_the_shards_match_the_command_line(rulesmith_bin, tmp_path):

@@ -97,7 +97,7 @@ def register(variant, players=None, params=None, engine="interpreted", short_nam
         for key, value in sorted((params or {}).items()):
             short_name += f"_{key}_{value}"
         short_name += f"_{n}p_{engine}"
-    hidden = native.has_secret_cards()
+    hidden = native.hides_information()
     game_type = pyspiel.GameType(
         short_name=short_name,
         long_name=native.title,
