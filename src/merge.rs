@@ -25,10 +25,10 @@ pub struct Args {
     pub report: Option<PathBuf>,
 }
 
-/// One shard file, read.
+/// One shard file, read (boxed: the two kinds differ much in size).
 enum Part {
-    Simulate(SimulateShard),
-    Compare(CompareShard),
+    Simulate(Box<SimulateShard>),
+    Compare(Box<CompareShard>),
 }
 
 fn read(path: &Path) -> Result<Part, Failure> {
@@ -38,9 +38,9 @@ fn read(path: &Path) -> Result<Part, Failure> {
     #[serde(deny_unknown_fields)]
     enum Any {
         #[serde(rename = "simulate_shard")]
-        Simulate(SimulateShard),
+        Simulate(Box<SimulateShard>),
         #[serde(rename = "compare_shard")]
-        Compare(CompareShard),
+        Compare(Box<CompareShard>),
     }
     match serde_json::from_str::<Any>(text.trim()) {
         Ok(Any::Simulate(s)) => Ok(Part::Simulate(s)),

@@ -866,7 +866,7 @@ mod tests {
         }
         let (n, v) = stop.unwrap();
         assert_eq!(v, Verdict::Higher);
-        assert!(n >= Sprt::MIN_PAIRS && n < 100, "{n}");
+        assert!((Sprt::MIN_PAIRS..100).contains(&n), "{n}");
         // The same scores on both sides, with noise: no difference.
         let mut same = Paired::default();
         let mut verdict = Verdict::Open;
