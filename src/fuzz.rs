@@ -50,6 +50,10 @@ pub struct Args {
     /// Where to write the shrunk record of a finding.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Play only shard I of N (1-based): the batches of 8 games the whole
+    /// run plays at those indices, with the same seeds.
+    #[arg(long, value_name = "I/N", value_parser = crate::simulate::parse_shard)]
+    pub shard: Option<crate::simulate::Shard>,
     /// A game still running after this many decisions is a finding.
     #[arg(long, default_value_t = 20_000, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_decisions: u32,
@@ -73,6 +77,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         ..Options::default()
     };
     let batches = args.games.div_ceil(BATCH);
+    let batch_range = args.shard.map_or(0..batches, |s| s.range(batches));
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.jobs.unwrap_or(0) as usize)
         .build()
@@ -82,7 +87,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let lowest_failure = AtomicU64::new(u64::MAX);
     let start = Instant::now();
     let results: Vec<Option<Batch>> = pool.install(|| {
-        (0..batches)
+        batch_range
+            .clone()
             .into_par_iter()
             .map_init(
                 || Games::new(variant.clone()),

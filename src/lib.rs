@@ -36,10 +36,12 @@ mod common;
 mod compile;
 pub mod engine;
 mod fuzz;
+mod merge;
 mod play;
 mod profile;
 mod replay;
 mod report;
+mod rows;
 mod schema;
 mod simulate;
 mod view;
@@ -81,6 +83,9 @@ enum Command {
     /// Play the same games under two rule sets and say which differences
     /// are significant.
     Compare(simulate::CompareArgs),
+    /// Add up the shards of a simulate or compare run (`--shard i/n`) and
+    /// print what the whole run prints.
+    Merge(merge::Args),
     /// Print a JSON Schema for one variant's deck or parameter files.
     Schema(schema::Args),
     /// Time random games on one thread and show which script functions
@@ -136,6 +141,7 @@ pub fn main_with(compiled: Vec<rulesmith_runtime::Registration>) -> ExitCode {
         Command::Fuzz(a) => fuzz::run(a),
         Command::Simulate(a) => simulate::simulate(a),
         Command::Compare(a) => simulate::compare(a),
+        Command::Merge(a) => merge::run(a),
         Command::Schema(a) => schema::run(a),
         Command::Profile(a) => profile::run(a),
         Command::View(a) => view::run(a),

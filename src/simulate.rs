@@ -1,16 +1,26 @@
 //! `rulesmith simulate` and `rulesmith compare`: many games between bots,
 //! summarized for a designer.
 //!
-//! Game `i` is seeded from `--seed` and `i`, and results are gathered in
-//! game order before any arithmetic, so every figure is the same whatever
-//! `--jobs` is.
+//! Game `i` is seeded from `--seed` and `i`, and results are counted in
+//! game order into a [`Tally`] (counts and integer sums), so every figure
+//! is the same whatever `--jobs` is. Games are played in chunks and
+//! streamed into the tally, the rows file and the records folder, so
+//! memory does not grow with `--games`.
+//!
+//! `--shard i/n` plays only the games the whole run would play at the
+//! indices of shard `i` (a contiguous block) and prints the shard's tally;
+//! `rulesmith merge` (merge.rs) adds the shards up and prints exactly what
+//! the whole run prints. The games of both sides of `compare` with one
+//! index are always in the same shard.
 
 use crate::common::{load_game, players, report_failure, BoundArgs, FailedGame, VariantArgs};
+use crate::rows::{Columns, Rows};
 use crate::Failure;
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use rulesmith_core::{rng, Variant};
-use rulesmith_lab::sim::{self, GameResult, Rate, Summary};
+use rulesmith_lab::sim::{self, GameResult, Paired, Rate, Sprt, Summary, Tally, Verdict};
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -43,9 +53,50 @@ pub struct RunArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Write one row per game to FILE: JSON Lines (.jsonl) or Parquet
+    /// (.parquet), by its extension (columns: docs/simulation.md).
+    #[arg(long, value_name = "FILE")]
+    pub rows: Option<PathBuf>,
+    /// Play only shard I of N (1-based): the games the whole run plays at
+    /// those indices. Prints a JSON tally for `rulesmith merge`.
+    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    pub shard: Option<Shard>,
     #[command(flatten)]
     pub bounds: BoundArgs,
 }
+
+/// `--shard I/N`: shard `index` (1-based) of `count`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Shard {
+    pub index: u64,
+    pub count: u64,
+}
+
+pub fn parse_shard(text: &str) -> Result<Shard, String> {
+    let bad = || format!("'{text}': expected I/N, shard I of N, with 1 <= I <= N (e.g. 3/8)");
+    let (i, n) = text.split_once('/').ok_or_else(bad)?;
+    let (index, count) = (
+        i.trim().parse::<u64>().map_err(|_| bad())?,
+        n.trim().parse::<u64>().map_err(|_| bad())?,
+    );
+    if index == 0 || count == 0 || index > count {
+        return Err(bad());
+    }
+    Ok(Shard { index, count })
+}
+
+impl Shard {
+    /// The indices of this shard's games out of `games`: a contiguous block,
+    /// the blocks of shards 1..=N covering 0..games in order.
+    pub fn range(&self, games: u64) -> std::ops::Range<u64> {
+        let at = |k: u64| (k as u128 * games as u128 / self.count as u128) as u64;
+        at(self.index - 1)..at(self.index)
+    }
+}
+
+/// Games played in parallel between two foldings into the tallies: enough
+/// to keep every core busy, few enough that memory stays flat.
+const CHUNK: u64 = 4096;
 
 #[derive(clap::Args)]
 pub struct SimulateArgs {
@@ -80,6 +131,21 @@ pub struct CompareArgs {
     /// Override a parameter of the second variant only; repeatable.
     #[arg(long = "set-b", value_name = "KEY=VALUE")]
     pub set_b: Vec<String>,
+    /// Sequential test: stop as soon as B - A on this figure is decided
+    /// (P1, P2..., draws, first, turns, decisions, bot:NAME or a counter);
+    /// --games is then the most games played.
+    #[arg(long, value_name = "METRIC", requires = "sprt_delta", conflicts_with = "shard")]
+    pub sprt: Option<String>,
+    /// The smallest difference that matters, in the figure's unit (0.05:
+    /// five points of a win rate; 1: one turn per game).
+    #[arg(long, value_name = "D", requires = "sprt")]
+    pub sprt_delta: Option<f64>,
+    /// --sprt's chance of calling a difference that is not there.
+    #[arg(long, default_value_t = 0.05, value_name = "P", requires = "sprt")]
+    pub alpha: f64,
+    /// --sprt's chance of missing a difference of --sprt-delta.
+    #[arg(long, default_value_t = 0.05, value_name = "P", requires = "sprt")]
+    pub beta: f64,
 }
 
 /// A loaded variant and the seats' bots, ready to play many games.
@@ -137,22 +203,20 @@ impl Plan {
             .collect()
     }
 
-    fn play_all(&self, run: &RunArgs, keep_records: bool, label: &str) -> Result<Vec<GameResult>, Failure> {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(run.jobs.unwrap_or(0) as usize)
-            .build()
-            .map_err(|e| Failure::usage(format!("--jobs: {e}")))?;
-        let bar = (!run.json && std::io::stderr().is_terminal()).then(|| {
-            let b = ProgressBar::new(run.games);
-            b.set_style(
-                ProgressStyle::with_template("{bar:40} {pos}/{len} games {msg} [{elapsed_precise}]").expect("valid"),
-            );
-            b.set_message(label.to_string());
-            b
-        });
+    /// Plays the games at `indices` on `pool`, their results in game order;
+    /// the first failing game (in game order) is the error.
+    fn play_chunk(
+        &self,
+        pool: &rayon::ThreadPool,
+        run: &RunArgs,
+        indices: std::ops::Range<u64>,
+        keep_records: bool,
+        command: &str,
+        bar: Option<&ProgressBar>,
+    ) -> Result<Vec<GameResult>, Failure> {
         let max = run.bounds.max_decisions;
         let results: Vec<Result<GameResult, Failed>> = pool.install(|| {
-            (0..run.games)
+            indices
                 .into_par_iter()
                 .map_init(
                     || crate::engine::game(self.variant.clone(), crate::engine::current()),
@@ -176,7 +240,7 @@ impl Plan {
                                 record: record.unwrap_or_default(),
                             }
                         });
-                        if let Some(b) = &bar {
+                        if let Some(b) = bar {
                             b.inc(1);
                         }
                         r
@@ -184,9 +248,6 @@ impl Plan {
                 )
                 .collect()
         });
-        if let Some(b) = bar {
-            b.finish_and_clear();
-        }
         // The first failing game, in game order: the same whatever --jobs is.
         results.into_iter().collect::<Result<Vec<_>, _>>().map_err(|f| match f {
             Failed::Load(e) => Failure::input(e),
@@ -200,7 +261,7 @@ impl Plan {
                 let where_ = report_failure(
                     run.bounds.failures.as_deref(),
                     &FailedGame {
-                        command: if label.is_empty() { "simulate" } else { "compare" },
+                        command,
                         variant_path: &self.path,
                         variant_name: &self.variant.name,
                         players: self.players,
@@ -227,88 +288,209 @@ impl Plan {
         })
     }
 
-    fn summary(&self, results: &[GameResult]) -> Summary {
-        Summary::of(results, self.players, &self.variant.stats)
+    fn counters(&self) -> usize {
+        self.variant.stats.len()
     }
+}
+
+/// The thread pool of `--jobs`.
+fn pool(run: &RunArgs) -> Result<rayon::ThreadPool, Failure> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(run.jobs.unwrap_or(0) as usize)
+        .build()
+        .map_err(|e| Failure::usage(format!("--jobs: {e}")))
+}
+
+/// A progress bar over `games` on a terminal (none with --json).
+fn progress(run: &RunArgs, games: u64, label: &str) -> Option<ProgressBar> {
+    (!run.json && std::io::stderr().is_terminal()).then(|| {
+        let b = ProgressBar::new(games);
+        b.set_style(
+            ProgressStyle::with_template("{bar:40} {pos}/{len} games {msg} [{elapsed_precise}]").expect("valid"),
+        );
+        b.set_message(label.to_string());
+        b
+    })
+}
+
+/// The chunks of `range`, in order, of `size` games.
+fn chunks(range: std::ops::Range<u64>, size: u64) -> impl Iterator<Item = std::ops::Range<u64>> {
+    range
+        .clone()
+        .step_by(size as usize)
+        .map(move |lo| lo..(lo + size).min(range.end))
+}
+
+/// What identifies a simulation: the fields of its JSON besides the
+/// summary. The shards of one run carry equal ones.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SimulateRun {
+    pub variant: String,
+    pub players: usize,
+    pub bots: Vec<String>,
+    pub rotate: bool,
+    pub seed: u64,
+    pub set: Vec<String>,
+    /// Games of the whole run.
+    pub games: u64,
+}
+
+/// What `simulate --shard` prints: one shard's games, counted.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct SimulateShard {
+    pub shard: Shard,
+    pub run: SimulateRun,
+    pub title: String,
+    /// The variant's counters: name and doc.
+    pub counters: Vec<(String, String)>,
+    pub tally: Tally,
+}
+
+/// Plays the games at `range` and counts them, writing each game's row
+/// and record as it comes.
+fn simulate_games(
+    plan: &Plan,
+    run: &RunArgs,
+    range: std::ops::Range<u64>,
+    records: Option<&Path>,
+) -> Result<Tally, Failure> {
+    let pool = pool(run)?;
+    let bar = progress(run, range.end - range.start, "");
+    let mut tally = Tally::new(plan.players, plan.counters());
+    let mut rows = match &run.rows {
+        Some(p) => Some(Rows::create(p, Columns::of(&[&plan.variant]))?),
+        None => None,
+    };
+    if let Some(dir) = records {
+        std::fs::create_dir_all(dir).map_err(|e| Failure::input(format!("{}: {e}", dir.display())))?;
+    }
+    for chunk in chunks(range, CHUNK) {
+        let results = plan.play_chunk(&pool, run, chunk, records.is_some(), "simulate", bar.as_ref())?;
+        for r in &results {
+            tally.add(r);
+            if let Some(rows) = rows.as_mut() {
+                rows.write(r, &plan.variant, None)?;
+            }
+            if let Some(dir) = records {
+                write_record(dir, plan, run.games, r)?;
+            }
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    rows.map_or(Ok(()), Rows::finish)?;
+    Ok(tally)
+}
+
+/// Prints a simulation's result: the JSON object (the same bytes for a
+/// run and for its merged shards) or the text.
+pub fn print_simulation(run: &SimulateRun, title: &str, summary: &Summary, json: bool, seconds: Option<f64>) {
+    if json {
+        let j = json!({
+            "variant": run.variant,
+            "players": run.players,
+            "bots": run.bots,
+            "rotate": run.rotate,
+            "seed": run.seed,
+            "set": run.set,
+            "summary": summary,
+        });
+        crate::outln!("{j}");
+        return;
+    }
+    crate::outln!(
+        "{title} - {} games, {} players, bots {}{}, seed {}{}",
+        summary.games,
+        run.players,
+        run.bots.join(","),
+        if run.rotate { " (rotating)" } else { "" },
+        run.seed,
+        seconds.map_or(String::new(), |s| format!(" ({s:.1}s)"))
+    );
+    crate::outln!("parameters: {}", sets_text(&run.set));
+    print_summary(summary);
+}
+
+/// Writes the self-contained HTML report of a simulation.
+pub fn write_report(path: &Path, run: &SimulateRun, title: &str, summary: &Summary) -> Result<(), Failure> {
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let html = crate::report::html(&crate::report::ReportInput {
+        title,
+        variant: &run.variant,
+        command: &command,
+        sets: &run.set,
+        summary,
+    });
+    std::fs::write(path, html).map_err(|e| Failure::input(format!("{}: cannot write report: {e}", path.display())))
 }
 
 pub fn simulate(args: SimulateArgs) -> Result<(), Failure> {
     let plan = Plan::new(&args.variant, crate::common::all_sets(&args.common)?, &args.run)?;
+    if args.run.shard.is_some() && args.report.is_some() {
+        return Err(Failure::usage(
+            "--report needs every game: give it to `rulesmith merge` with the shards' files",
+        ));
+    }
+    let run = SimulateRun {
+        variant: args.variant.display().to_string(),
+        players: plan.players,
+        bots: args.run.bots.clone(),
+        rotate: args.run.rotate,
+        seed: args.run.seed,
+        set: plan.sets.clone(),
+        games: args.run.games,
+    };
+    let range = args.run.shard.map_or(0..args.run.games, |s| s.range(args.run.games));
     let start = Instant::now();
-    let results = plan.play_all(&args.run, args.records.is_some(), "")?;
+    let tally = simulate_games(&plan, &args.run, range, args.records.as_deref())?;
     let seconds = start.elapsed().as_secs_f64();
-    let summary = plan.summary(&results);
-    if let Some(dir) = &args.records {
-        write_records(dir, &plan, &args.run, &results)?;
+    if let Some(shard) = args.run.shard {
+        let part = SimulateShard {
+            shard,
+            run,
+            title: plan.variant.title.clone(),
+            counters: plan.variant.stats.clone(),
+            tally,
+        };
+        crate::outln!("{}", json!({ "simulate_shard": part }));
+        return Ok(());
     }
-    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let summary = Summary::of_tally(&tally, &plan.variant.stats);
     if let Some(path) = &args.report {
-        let html = crate::report::html(&crate::report::ReportInput {
-            title: &plan.variant.title,
-            variant: &args.variant.display().to_string(),
-            command: &command,
-            sets: &plan.sets,
-            summary: &summary,
-        });
-        std::fs::write(path, html)
-            .map_err(|e| Failure::input(format!("{}: cannot write report: {e}", path.display())))?;
+        write_report(path, &run, &plan.variant.title, &summary)?;
     }
-    if args.run.json {
-        let j = json!({
-            "variant": args.variant.display().to_string(),
-            "players": plan.players,
-            "bots": args.run.bots,
-            "rotate": args.run.rotate,
-            "seed": args.run.seed,
-            "set": plan.sets,
-            "seconds": seconds,
-            "summary": summary,
-        });
-        crate::outln!("{j}");
-    } else {
-        crate::outln!(
-            "{} - {} games, {} players, bots {}{}, seed {} ({seconds:.1}s)",
-            plan.variant.title,
-            summary.games,
-            plan.players,
-            plan.bots.join(","),
-            if args.run.rotate { " (rotating)" } else { "" },
-            args.run.seed
-        );
-        crate::outln!("parameters: {}", sets_text(&plan.sets));
-        print_summary(&summary);
+    print_simulation(&run, &plan.variant.title, &summary, args.run.json, Some(seconds));
+    if !args.run.json {
         if let Some(p) = &args.report {
             crate::outln!("\nreport written to {}", p.display());
         }
         if let Some(d) = &args.records {
             crate::outln!("records written to {}", d.display());
         }
+        if let Some(r) = &args.run.rows {
+            crate::outln!("rows written to {}", r.display());
+        }
     }
     Ok(())
 }
 
-fn write_records(dir: &Path, plan: &Plan, run: &RunArgs, results: &[GameResult]) -> Result<(), Failure> {
-    std::fs::create_dir_all(dir).map_err(|e| Failure::input(format!("{}: {e}", dir.display())))?;
-    let width = results.len().to_string().len().max(4);
-    for r in results {
-        let Some(record) = &r.record else { continue };
-        let mut header = vec![
-            format!(
-                "{} - game {} of a simulation, seed {}",
-                plan.variant.name,
-                r.index + 1,
-                r.seed
-            ),
-            format!("bots: {}", r.bots.join(", ")),
-            format!("players: {}", plan.players),
-        ];
-        header.extend(plan.sets.iter().map(|s| format!("set: {s}")));
-        let _ = run;
-        let path = dir.join(format!("game-{:0width$}.record", r.index + 1));
-        std::fs::write(&path, record.to_text(&header))
-            .map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
-    }
-    Ok(())
+fn write_record(dir: &Path, plan: &Plan, games: u64, r: &GameResult) -> Result<(), Failure> {
+    let Some(record) = &r.record else { return Ok(()) };
+    let width = games.to_string().len().max(4);
+    let mut header = vec![
+        format!(
+            "{} - game {} of a simulation, seed {}",
+            plan.variant.name,
+            r.index + 1,
+            r.seed
+        ),
+        format!("bots: {}", r.bots.join(", ")),
+        format!("players: {}", plan.players),
+    ];
+    header.extend(plan.sets.iter().map(|s| format!("set: {s}")));
+    let path = dir.join(format!("game-{:0width$}.record", r.index + 1));
+    std::fs::write(&path, record.to_text(&header)).map_err(|e| Failure::input(format!("{}: {e}", path.display())))
 }
 
 /// The parameter overrides in force, as a designer would type them.
@@ -413,6 +595,131 @@ fn print_summary(s: &Summary) {
     }
 }
 
+/// A figure compared game by game: what is scored in each game.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Score {
+    /// Whether this seat won.
+    Seat(usize),
+    /// The share of this bot's seats that won, in games it plays.
+    Bot(String),
+    Draw,
+    /// Whether the first player won, in games with both.
+    First,
+    Turns,
+    Decisions,
+    /// The counter at this index (the same name on both sides).
+    Counter(usize),
+}
+
+/// One paired figure and its sums so far.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Figure {
+    pub score: Score,
+    pub paired: Paired,
+}
+
+/// The paired figures of a comparison, in the order they are printed.
+fn figures(players: usize, bots: &[String], a: &Variant, b: &Variant) -> Vec<Figure> {
+    let mut names: Vec<String> = bots.to_vec();
+    names.sort();
+    names.dedup();
+    let mut scores: Vec<Score> = (0..players).map(Score::Seat).collect();
+    scores.extend(names.into_iter().map(Score::Bot));
+    scores.extend([Score::Draw, Score::First, Score::Turns, Score::Decisions]);
+    for (i, (name, _)) in a.stats.iter().enumerate() {
+        if b.stats.get(i).is_some_and(|(n, _)| n == name) {
+            scores.push(Score::Counter(i));
+        }
+    }
+    scores
+        .into_iter()
+        .map(|score| Figure {
+            score,
+            paired: Paired::default(),
+        })
+        .collect()
+}
+
+/// Scores are whole numbers: every per-game score times this (the least
+/// common multiple of 1..=players), so a bot's share of 1/3 is exact.
+fn scale(players: usize) -> i64 {
+    fn gcd(a: i64, b: i64) -> i64 {
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
+        }
+    }
+    (1..=players as i64).fold(1, |l, k| l / gcd(l, k) * k)
+}
+
+impl Score {
+    /// This game's score, times `scale`; none where it does not apply.
+    fn of(&self, r: &GameResult, scale: i64) -> Option<i64> {
+        let flag = |yes: bool| if yes { scale } else { 0 };
+        match self {
+            Score::Seat(s) => Some(flag(r.winner == Some(*s))),
+            Score::Bot(name) => {
+                let seats = r.bots.iter().filter(|b| *b == name).count() as i64;
+                let won = r.winner.is_some_and(|w| r.bots.get(w) == Some(name));
+                (seats > 0).then(|| flag(won) / seats)
+            }
+            Score::Draw => Some(flag(r.winner.is_none())),
+            Score::First => r.first.zip(r.winner).map(|(f, w)| flag(f == w)),
+            Score::Turns => Some(r.turns as i64 * scale),
+            Score::Decisions => Some(r.decisions as i64 * scale),
+            Score::Counter(i) => Some(r.stats.get(*i).map_or(0, |(_, v)| *v) * scale),
+        }
+    }
+
+    /// The name `--sprt` takes.
+    fn key(&self, counters: &[(String, String)]) -> String {
+        match self {
+            Score::Seat(s) => format!("P{}", s + 1),
+            Score::Bot(b) => format!("bot:{b}"),
+            Score::Draw => "draws".into(),
+            Score::First => "first".into(),
+            Score::Turns => "turns".into(),
+            Score::Decisions => "decisions".into(),
+            Score::Counter(i) => counters.get(*i).map_or("?".into(), |c| c.0.clone()),
+        }
+    }
+}
+
+/// What identifies a comparison; the shards of one carry equal ones.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CompareRun {
+    pub variant_a: String,
+    pub set_a: Vec<String>,
+    pub variant_b: String,
+    pub set_b: Vec<String>,
+    pub players: usize,
+    pub bots: Vec<String>,
+    pub rotate: bool,
+    pub seed: u64,
+    pub games: u64,
+}
+
+/// What `compare --shard` prints.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct CompareShard {
+    pub shard: Shard,
+    pub run: CompareRun,
+    pub counters_a: Vec<(String, String)>,
+    pub counters_b: Vec<(String, String)>,
+    pub tally_a: Tally,
+    pub tally_b: Tally,
+    pub figures: Vec<Figure>,
+}
+
+/// How a sequential test ended.
+pub struct SprtOutcome {
+    pub key: String,
+    pub test: Sprt,
+    pub verdict: Verdict,
+    pub llr: (f64, f64),
+}
+
 pub fn compare(args: CompareArgs) -> Result<(), Failure> {
     let sets_a: Vec<String> = args.set.iter().chain(&args.set_a).cloned().collect();
     let sets_b: Vec<String> = args.set.iter().chain(&args.set_b).cloned().collect();
@@ -433,40 +740,182 @@ pub fn compare(args: CompareArgs) -> Result<(), Failure> {
             "both variants must be played with the same number of players (--players)",
         ));
     }
-    // The same seeds on both sides: differences come from the rules.
-    let ra = a.play_all(&args.run, false, "A")?;
-    let rb = b.play_all(&args.run, false, "B")?;
-    let (sa, sb) = (a.summary(&ra), b.summary(&rb));
-    let rows = comparison_rows(&sa, &sb, &ra, &rb);
-    if args.run.json {
-        let j = json!({
-            "a": { "variant": args.variant_a.display().to_string(), "set": sets_a, "summary": sa },
-            "b": { "variant": args.variant_b.display().to_string(), "set": sets_b, "summary": sb },
-            "games": args.run.games,
-            "seed": args.run.seed,
-            "bots": args.run.bots,
+    let run = CompareRun {
+        variant_a: args.variant_a.display().to_string(),
+        set_a: sets_a,
+        variant_b: args.variant_b.display().to_string(),
+        set_b: sets_b,
+        players: a.players,
+        bots: args.run.bots.clone(),
+        rotate: args.run.rotate,
+        seed: args.run.seed,
+        games: args.run.games,
+    };
+    let mut figs = figures(a.players, &args.run.bots, &a.variant, &b.variant);
+    let sprt = match &args.sprt {
+        None => None,
+        Some(key) => {
+            let i = figs
+                .iter()
+                .position(|f| f.score.key(&a.variant.stats) == *key)
+                .ok_or_else(|| {
+                    let keys: Vec<String> = figs.iter().map(|f| f.score.key(&a.variant.stats)).collect();
+                    Failure::usage(format!("--sprt {key}: expected one of {}", keys.join(", ")))
+                })?;
+            let delta = args.sprt_delta.unwrap_or(0.0);
+            if !(delta > 0.0 && delta.is_finite()) {
+                return Err(Failure::usage("--sprt-delta must be a number above 0"));
+            }
+            for (name, p) in [("--alpha", args.alpha), ("--beta", args.beta)] {
+                if !(p > 0.0 && p < 0.5) {
+                    return Err(Failure::usage(format!("{name} must be between 0 and 0.5, not {p}")));
+                }
+            }
+            let test = Sprt {
+                delta: delta * scale(a.players) as f64,
+                alpha: args.alpha,
+                beta: args.beta,
+            };
+            Some((i, key.clone(), test))
+        }
+    };
+    let range = args.run.shard.map_or(0..args.run.games, |s| s.range(args.run.games));
+    let pool = pool(&args.run)?;
+    // A sequential test stops early: play in small chunks then.
+    let size = if sprt.is_some() {
+        16 * pool.current_num_threads() as u64
+    } else {
+        CHUNK
+    };
+    let bar = progress(&args.run, 2 * (range.end - range.start), "");
+    let (mut ta, mut tb) = (Tally::new(a.players, a.counters()), Tally::new(b.players, b.counters()));
+    let mut rows = match &args.run.rows {
+        Some(p) => Some(Rows::create(p, Columns::of(&[&a.variant, &b.variant]))?),
+        None => None,
+    };
+    let unit = scale(a.players);
+    let mut verdict = Verdict::Open;
+    'games: for chunk in chunks(range, size) {
+        // The same seeds on both sides: differences come from the rules.
+        let ra = a.play_chunk(&pool, &args.run, chunk.clone(), false, "compare", bar.as_ref())?;
+        let rb = b.play_chunk(&pool, &args.run, chunk, false, "compare", bar.as_ref())?;
+        for (x, y) in ra.iter().zip(&rb) {
+            ta.add(x);
+            tb.add(y);
+            for f in &mut figs {
+                if let (Some(sa), Some(sb)) = (f.score.of(x, unit), f.score.of(y, unit)) {
+                    f.paired.add(sa, sb);
+                }
+            }
+            if let Some(rows) = rows.as_mut() {
+                rows.write(x, &a.variant, Some("A"))?;
+                rows.write(y, &b.variant, Some("B"))?;
+            }
+            if let Some((i, _, test)) = &sprt {
+                verdict = test.verdict(&figs[*i].paired);
+                if verdict != Verdict::Open {
+                    break 'games;
+                }
+            }
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    rows.map_or(Ok(()), Rows::finish)?;
+    if let Some(shard) = args.run.shard {
+        let part = CompareShard {
+            shard,
+            run,
+            counters_a: a.variant.stats.clone(),
+            counters_b: b.variant.stats.clone(),
+            tally_a: ta,
+            tally_b: tb,
+            figures: figs,
+        };
+        crate::outln!("{}", json!({ "compare_shard": part }));
+        return Ok(());
+    }
+    let outcome = sprt.map(|(i, key, test)| SprtOutcome {
+        llr: test.llr(&figs[i].paired),
+        key,
+        test,
+        verdict,
+    });
+    print_comparison(
+        &run,
+        (&ta, &a.variant.stats),
+        (&tb, &b.variant.stats),
+        &figs,
+        outcome.as_ref(),
+        args.run.json,
+    );
+    Ok(())
+}
+
+/// Prints a comparison: the JSON object (the same bytes for a run and for
+/// its merged shards) or the text.
+pub fn print_comparison(
+    run: &CompareRun,
+    (ta, docs_a): (&Tally, &[(String, String)]),
+    (tb, docs_b): (&Tally, &[(String, String)]),
+    figs: &[Figure],
+    sprt: Option<&SprtOutcome>,
+    json: bool,
+) {
+    let (sa, sb) = (Summary::of_tally(ta, docs_a), Summary::of_tally(tb, docs_b));
+    let rows = comparison_rows(&sa, &sb, figs);
+    let unit = scale(run.players) as f64;
+    let sprt_json = sprt.map(|o| {
+        let (low, high) = o.test.bounds();
+        json!({
+            "metric": o.key,
+            "delta": o.test.delta / unit,
+            "alpha": o.test.alpha,
+            "beta": o.test.beta,
+            "decision": match o.verdict {
+                Verdict::Open => "undecided",
+                Verdict::Higher => "B higher",
+                Verdict::Lower => "B lower",
+                Verdict::Same => "no difference",
+            },
+            "games": ta.games,
+            "llr": [o.llr.0, o.llr.1],
+            "bounds": [low, high],
+        })
+    });
+    if json {
+        let mut j = json!({
+            "a": { "variant": run.variant_a, "set": run.set_a, "summary": sa },
+            "b": { "variant": run.variant_b, "set": run.set_b, "summary": sb },
+            "games": ta.games,
+            "seed": run.seed,
+            "bots": run.bots,
             "differences": rows.iter().map(|r| json!({
                 "metric": r.metric, "a": r.a, "b": r.b, "difference": r.b - r.a, "p": r.p, "significant": r.p < 0.05,
             })).collect::<Vec<_>>(),
         });
+        if let Some(s) = sprt_json {
+            j["sprt"] = s;
+        }
         crate::outln!("{j}");
-        return Ok(());
+        return;
     }
-    let side = |p: &Path, sets: &[String]| {
+    let side = |p: &str, sets: &[String]| {
         if sets.is_empty() {
-            p.display().to_string()
+            p.to_string()
         } else {
-            format!("{} --set {}", p.display(), sets.join(" --set "))
+            format!("{p} --set {}", sets.join(" --set "))
         }
     };
-    crate::outln!("A: {}", side(&args.variant_a, &sets_a));
-    crate::outln!("B: {}", side(&args.variant_b, &sets_b));
+    crate::outln!("A: {}", side(&run.variant_a, &run.set_a));
+    crate::outln!("B: {}", side(&run.variant_b, &run.set_b));
     crate::outln!(
         "{} games each, {} players, bots {}, the same seeds on both sides (seed {})\n",
-        args.run.games,
-        a.players,
-        args.run.bots.join(","),
-        args.run.seed
+        ta.games,
+        run.players,
+        run.bots.join(","),
+        run.seed
     );
     crate::outln!("{:<34} {:>10} {:>10} {:>10} {:>8}", "", "A", "B", "B - A", "p");
     for r in &rows {
@@ -487,7 +936,32 @@ pub fn compare(args: CompareArgs) -> Result<(), Failure> {
         );
     }
     crate::outln!("\nsignificant: p < 0.05 (two-sided, paired over the games of the same seed)");
-    Ok(())
+    if let Some(o) = sprt {
+        let said = match o.verdict {
+            Verdict::Open => format!("undecided after {} games (the most --games allows)", ta.games),
+            Verdict::Higher => format!(
+                "B is higher by {} or more, decided after {} games",
+                o.test.delta / unit,
+                ta.games
+            ),
+            Verdict::Lower => format!(
+                "B is lower by {} or more, decided after {} games",
+                o.test.delta / unit,
+                ta.games
+            ),
+            Verdict::Same => format!(
+                "no difference as large as {}, decided after {} games",
+                o.test.delta / unit,
+                ta.games
+            ),
+        };
+        crate::outln!(
+            "sequential test on {} (alpha {}, beta {}): {said}",
+            o.key,
+            o.test.alpha,
+            o.test.beta
+        );
+    }
 }
 
 /// One line of a comparison.
@@ -500,73 +974,48 @@ pub struct Row {
 }
 
 /// The rows of a comparison: each figure of both summaries, with the
-/// p-value of a paired test over the games of the same seed (`ra[i]` and
-/// `rb[i]` share one), on one score per game.
-fn comparison_rows(sa: &Summary, sb: &Summary, ra: &[GameResult], rb: &[GameResult]) -> Vec<Row> {
-    let pairs: Vec<(&GameResult, &GameResult)> = ra.iter().zip(rb).collect();
-    // The p-value of a per-game score over the pairs where it applies.
-    let paired = |score: &dyn Fn(&GameResult) -> Option<f64>| {
-        let (a, b): (Vec<f64>, Vec<f64>) = pairs.iter().filter_map(|(x, y)| Some((score(x)?, score(y)?))).unzip();
-        sim::p_paired(&a, &b)
-    };
-    let flag = |yes: bool| if yes { 1.0 } else { 0.0 };
+/// p-value of its paired test over the games of the same seed.
+fn comparison_rows(sa: &Summary, sb: &Summary, figs: &[Figure]) -> Vec<Row> {
     let mut rows = Vec::new();
-    let mut row = |metric: String, a: f64, b: f64, p: f64, percent: bool| {
+    for f in figs {
+        let p = f.paired.p();
+        let (metric, a, b, percent) = match &f.score {
+            Score::Seat(s) => (
+                format!("{} wins", sa.seats[*s].seat),
+                sa.seats[*s].wins.rate,
+                sb.seats[*s].wins.rate,
+                true,
+            ),
+            Score::Bot(name) => {
+                let rate = |s: &Summary| s.bots.iter().find(|x| x.bot == *name).map(|x| x.wins.rate);
+                let (Some(a), Some(b)) = (rate(sa), rate(sb)) else {
+                    continue;
+                };
+                (format!("bot {name} wins"), a, b, true)
+            }
+            Score::Draw => ("draws".into(), sa.draws.rate, sb.draws.rate, true),
+            Score::First => (
+                "first player wins".into(),
+                sa.first_player.rate,
+                sb.first_player.rate,
+                true,
+            ),
+            Score::Turns => ("turns (mean)".into(), sa.turns.mean, sb.turns.mean, false),
+            Score::Decisions => ("decisions (mean)".into(), sa.decisions.mean, sb.decisions.mean, false),
+            Score::Counter(i) => {
+                let (Some(c), Some(d)) = (sa.counters.get(*i), sb.counters.get(*i)) else {
+                    continue;
+                };
+                (format!("{} per game", c.name), c.per_game, d.per_game, false)
+            }
+        };
         rows.push(Row {
             metric,
             a,
             b,
             p,
             percent,
-        })
-    };
-    for (s, (x, y)) in sa.seats.iter().zip(&sb.seats).enumerate() {
-        let p = paired(&|r| Some(flag(r.winner == Some(s))));
-        row(format!("{} wins", x.seat), x.wins.rate, y.wins.rate, p, true);
-    }
-    for x in &sa.bots {
-        if let Some(y) = sb.bots.iter().find(|y| y.bot == x.bot) {
-            // The share of the bot's seats that won, in games where it plays.
-            let share = |r: &GameResult| {
-                let seats = r.bots.iter().filter(|b| **b == x.bot).count();
-                let won = r.winner.is_some_and(|w| r.bots.get(w) == Some(&x.bot));
-                (seats > 0).then(|| flag(won) / seats as f64)
-            };
-            row(
-                format!("bot {} wins", x.bot),
-                x.wins.rate,
-                y.wins.rate,
-                paired(&share),
-                true,
-            );
-        }
-    }
-    let p = paired(&|r| Some(flag(r.winner.is_none())));
-    row("draws".into(), sa.draws.rate, sb.draws.rate, p, true);
-    // Among games with a first player and a winner on both sides.
-    let first = |r: &GameResult| r.first.zip(r.winner).map(|(f, w)| flag(f == w));
-    row(
-        "first player wins".into(),
-        sa.first_player.rate,
-        sb.first_player.rate,
-        paired(&first),
-        true,
-    );
-    let p = paired(&|r| Some(r.turns as f64));
-    row("turns (mean)".into(), sa.turns.mean, sb.turns.mean, p, false);
-    let p = paired(&|r| Some(r.decisions as f64));
-    row(
-        "decisions (mean)".into(),
-        sa.decisions.mean,
-        sb.decisions.mean,
-        p,
-        false,
-    );
-    for (i, c) in sa.counters.iter().enumerate() {
-        if let Some(d) = sb.counters.get(i).filter(|d| d.name == c.name) {
-            let p = paired(&|r| Some(r.stats.get(i).map_or(0.0, |(_, v)| *v as f64)));
-            row(format!("{} per game", c.name), c.per_game, d.per_game, p, false);
-        }
+        });
     }
     rows
 }

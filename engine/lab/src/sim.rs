@@ -13,7 +13,7 @@ use rulesmith_core::game::Game;
 use rulesmith_core::record::Record;
 use rulesmith_core::rng;
 use rulesmith_core::state::{Seat, Status, ToMove};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// One finished game.
@@ -236,8 +236,12 @@ pub struct Distribution {
 }
 
 impl Distribution {
-    pub fn of(values: &[f64]) -> Distribution {
-        if values.is_empty() {
+    /// The distribution of whole numbers given as value -> how many times
+    /// (a [`Tally`]'s turns or decisions): exact quantiles from counts, so
+    /// the figures do not depend on how the games were split.
+    pub fn of_counts(counts: &BTreeMap<u64, u64>) -> Distribution {
+        let total: u64 = counts.values().sum();
+        let (Some((&min, _)), Some((&max, _))) = (counts.first_key_value(), counts.last_key_value()) else {
             return Distribution {
                 mean: 0.0,
                 median: 0.0,
@@ -248,31 +252,46 @@ impl Distribution {
                 p90: 0.0,
                 histogram: vec![],
             };
-        }
-        let mut v = values.to_vec();
-        v.sort_by(f64::total_cmp);
-        let n = v.len() as f64;
-        let mean = v.iter().sum::<f64>() / n;
-        let var = if v.len() > 1 {
-            v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)
+        };
+        let sum: u128 = counts.iter().map(|(&v, &n)| v as u128 * n as u128).sum();
+        let n = total as f64;
+        let mean = sum as f64 / n;
+        let var = if total > 1 {
+            counts
+                .iter()
+                .map(|(&v, &c)| c as f64 * (v as f64 - mean).powi(2))
+                .sum::<f64>()
+                / (n - 1.0)
         } else {
             0.0
         };
+        // The value at 0-based position `i` of the sorted values.
+        let at = |i: u64| {
+            let mut seen = 0;
+            for (&v, &c) in counts {
+                seen += c;
+                if i < seen {
+                    return v as f64;
+                }
+            }
+            max as f64
+        };
         let q = |f: f64| {
             let pos = f * (n - 1.0);
-            let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
-            v[lo] + (v[hi] - v[lo]) * (pos - lo as f64)
+            let (lo, hi) = (pos.floor(), pos.ceil());
+            let (a, b) = (at(lo as u64), at(hi as u64));
+            a + (b - a) * (pos - lo)
         };
-        let (min, max) = (v[0], v[v.len() - 1]);
+        let (min, max) = (min as f64, max as f64);
         let bins = 20usize;
         let width = ((max - min) / bins as f64).max(1.0).ceil();
         let mut histogram: Vec<(f64, f64, u64)> = (0..bins)
             .map(|i| (min + i as f64 * width, min + (i + 1) as f64 * width, 0))
             .take_while(|(lo, _, _)| *lo <= max)
             .collect();
-        for x in &v {
-            let i = (((x - min) / width) as usize).min(histogram.len() - 1);
-            histogram[i].2 += 1;
+        for (&v, &c) in counts {
+            let i = (((v as f64 - min) / width) as usize).min(histogram.len() - 1);
+            histogram[i].2 += c;
         }
         Distribution {
             mean,
@@ -350,23 +369,17 @@ pub struct CardLabel {
 }
 
 /// Per label whose values are cards dealt in the games, a row per card.
-fn card_labels(results: &[GameResult], labels: &BTreeMap<String, BTreeMap<String, u64>>) -> Vec<CardLabel> {
-    let mut dealt: BTreeMap<&str, u64> = BTreeMap::new();
-    for r in results {
-        for c in &r.cards {
-            *dealt.entry(c.as_str()).or_default() += 1;
-        }
-    }
+fn card_labels(dealt: &BTreeMap<String, u64>, labels: &BTreeMap<String, BTreeMap<String, u64>>) -> Vec<CardLabel> {
     let mut out = Vec::new();
     for (label, values) in labels {
         if !values.keys().any(|v| dealt.contains_key(v.as_str())) {
             continue;
         }
-        for (card, games) in &dealt {
-            let named = values.get(*card).copied().unwrap_or(0);
+        for (card, games) in dealt {
+            let named = values.get(card).copied().unwrap_or(0);
             out.push(CardLabel {
                 label: label.clone(),
-                card: card.to_string(),
+                card: card.clone(),
                 wins: Rate::new(named, *games),
             });
         }
@@ -374,84 +387,190 @@ fn card_labels(results: &[GameResult], labels: &BTreeMap<String, BTreeMap<String
     out
 }
 
-impl Summary {
-    pub fn of(results: &[GameResult], players: usize, docs: &[(String, String)]) -> Summary {
-        let games = results.len() as u64;
-        let seats = (0..players)
-            .map(|s| {
-                let wins = results.iter().filter(|r| r.winner == Some(s)).count() as u64;
-                let draws = results.iter().filter(|r| r.winner.is_none()).count() as u64;
-                SeatStats {
-                    seat: format!("P{}", s + 1),
-                    wins: Rate::new(wins, games),
-                    draws,
-                    losses: games - wins - draws,
+/// Everything a [`Summary`] needs from many games, kept as counts and
+/// integer sums: the tallies of disjoint sets of games add up ([`Tally::merge`])
+/// to the tally of all of them, exactly, in any order. This is what
+/// `simulate` streams its games into (memory does not grow with the number
+/// of games) and what `simulate --shard` writes for `rulesmith merge`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Tally {
+    pub games: u64,
+    pub players: usize,
+    /// Games won by each seat.
+    pub seat_wins: Vec<u64>,
+    pub draws: u64,
+    /// Per bot: seat-games played and won.
+    pub bots: BTreeMap<String, (u64, u64)>,
+    /// Games with a first player, and how many of them it won.
+    pub first_games: u64,
+    pub first_wins: u64,
+    /// Games per number of turns, and per number of decisions.
+    pub turns: BTreeMap<u64, u64>,
+    pub decisions: BTreeMap<u64, u64>,
+    /// Per declared counter: its total and the games where it was not zero.
+    pub counters: Vec<(i64, u64)>,
+    /// Per label, games per value.
+    pub labels: BTreeMap<String, BTreeMap<String, u64>>,
+    /// Games each secretly dealt card appeared in.
+    pub dealt: BTreeMap<String, u64>,
+}
+
+impl Tally {
+    /// An empty tally for games of `players` seats and `counters` declared counters.
+    pub fn new(players: usize, counters: usize) -> Tally {
+        Tally {
+            players,
+            seat_wins: vec![0; players],
+            counters: vec![(0, 0); counters],
+            ..Tally::default()
+        }
+    }
+
+    /// Counts one game.
+    pub fn add(&mut self, r: &GameResult) {
+        self.games += 1;
+        match r.winner {
+            Some(w) => {
+                if let Some(n) = self.seat_wins.get_mut(w) {
+                    *n += 1;
                 }
-            })
-            .collect::<Vec<_>>();
-        let mut per_bot: BTreeMap<String, (u64, u64)> = BTreeMap::new();
-        for r in results {
-            for (s, b) in r.bots.iter().enumerate() {
-                let e = per_bot.entry(b.clone()).or_default();
-                e.1 += 1;
-                e.0 += (r.winner == Some(s)) as u64;
+            }
+            None => self.draws += 1,
+        }
+        for (s, b) in r.bots.iter().enumerate() {
+            let e = self.bots.entry(b.clone()).or_default();
+            e.0 += 1;
+            e.1 += (r.winner == Some(s)) as u64;
+        }
+        if r.first.is_some() {
+            self.first_games += 1;
+            self.first_wins += (r.first == r.winner) as u64;
+        }
+        *self.turns.entry(r.turns as u64).or_default() += 1;
+        *self.decisions.entry(r.decisions).or_default() += 1;
+        for (i, c) in self.counters.iter_mut().enumerate() {
+            let v = r.stats.get(i).map_or(0, |(_, v)| *v);
+            c.0 += v;
+            c.1 += (v != 0) as u64;
+        }
+        for (k, v) in &r.labels {
+            *self.labels.entry(k.clone()).or_default().entry(v.clone()).or_default() += 1;
+        }
+        for c in &r.cards {
+            *self.dealt.entry(c.clone()).or_default() += 1;
+        }
+    }
+
+    /// Adds the games of `other` (played with the same players and counters).
+    pub fn merge(&mut self, other: &Tally) -> Result<(), String> {
+        if other.players != self.players || other.counters.len() != self.counters.len() {
+            return Err(format!(
+                "tallies of different games: {} players and {} counters against {} and {}",
+                self.players,
+                self.counters.len(),
+                other.players,
+                other.counters.len()
+            ));
+        }
+        self.games += other.games;
+        for (a, b) in self.seat_wins.iter_mut().zip(&other.seat_wins) {
+            *a += b;
+        }
+        self.draws += other.draws;
+        for (k, (n, w)) in &other.bots {
+            let e = self.bots.entry(k.clone()).or_default();
+            e.0 += n;
+            e.1 += w;
+        }
+        self.first_games += other.first_games;
+        self.first_wins += other.first_wins;
+        for (mine, theirs) in [(&mut self.turns, &other.turns), (&mut self.decisions, &other.decisions)] {
+            for (k, n) in theirs {
+                *mine.entry(*k).or_default() += n;
             }
         }
-        let draws = results.iter().filter(|r| r.winner.is_none()).count() as u64;
-        let first_wins = results
+        for (a, b) in self.counters.iter_mut().zip(&other.counters) {
+            a.0 += b.0;
+            a.1 += b.1;
+        }
+        for (k, values) in &other.labels {
+            let mine = self.labels.entry(k.clone()).or_default();
+            for (v, n) in values {
+                *mine.entry(v.clone()).or_default() += n;
+            }
+        }
+        for (c, n) in &other.dealt {
+            *self.dealt.entry(c.clone()).or_default() += n;
+        }
+        Ok(())
+    }
+}
+
+impl Summary {
+    /// The summary of `results` (see [`Summary::of_tally`]).
+    pub fn of(results: &[GameResult], players: usize, docs: &[(String, String)]) -> Summary {
+        let mut t = Tally::new(players, docs.len());
+        for r in results {
+            t.add(r);
+        }
+        Summary::of_tally(&t, docs)
+    }
+
+    /// The figures of a tally; `docs` names and documents its counters.
+    pub fn of_tally(t: &Tally, docs: &[(String, String)]) -> Summary {
+        let games = t.games;
+        let players = t.players;
+        let seats = t
+            .seat_wins
             .iter()
-            .filter(|r| r.first.is_some() && r.first == r.winner)
-            .count() as u64;
-        let first_games = results.iter().filter(|r| r.first.is_some()).count() as u64;
-        let first_player = Rate::new(first_wins, first_games);
+            .enumerate()
+            .map(|(s, &wins)| SeatStats {
+                seat: format!("P{}", s + 1),
+                wins: Rate::new(wins, games),
+                draws: t.draws,
+                losses: games - wins - t.draws,
+            })
+            .collect::<Vec<_>>();
+        let first_player = Rate::new(t.first_wins, t.first_games);
         let rates: Vec<f64> = seats.iter().map(|s| s.wins.rate).collect();
         let spread = rates.iter().cloned().fold(f64::MIN, f64::max) - rates.iter().cloned().fold(f64::MAX, f64::min);
         let counters = docs
             .iter()
-            .enumerate()
-            .map(|(i, (name, doc))| {
-                let values: Vec<i64> = results.iter().map(|r| r.stats.get(i).map_or(0, |(_, v)| *v)).collect();
-                let total: i64 = values.iter().sum();
-                CounterStats {
-                    name: name.clone(),
-                    doc: doc.clone(),
-                    total,
-                    per_game: if games > 0 { total as f64 / games as f64 } else { 0.0 },
-                    games: values.iter().filter(|v| **v != 0).count() as u64,
-                }
+            .zip(&t.counters)
+            .map(|((name, doc), &(total, nonzero))| CounterStats {
+                name: name.clone(),
+                doc: doc.clone(),
+                total,
+                per_game: if games > 0 { total as f64 / games as f64 } else { 0.0 },
+                games: nonzero,
             })
             .collect();
-        let mut labels: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
-        for r in results {
-            for (k, v) in &r.labels {
-                *labels.entry(k.clone()).or_default().entry(v.clone()).or_default() += 1;
-            }
-        }
         Summary {
             games,
             players,
             seats,
-            bots: per_bot
-                .into_iter()
-                .map(|(bot, (w, n))| BotStats {
-                    bot,
+            bots: t
+                .bots
+                .iter()
+                .map(|(bot, &(n, w))| BotStats {
+                    bot: bot.clone(),
                     wins: Rate::new(w, n),
                 })
                 .collect(),
-            draws: Rate::new(draws, games),
+            draws: Rate::new(t.draws, games),
             decisiveness: if games > 0 {
-                1.0 - draws as f64 / games as f64
+                1.0 - t.draws as f64 / games as f64
             } else {
                 0.0
             },
             first_player,
             first_player_advantage: first_player.rate - 1.0 / players as f64,
             balance: if games > 0 { 1.0 - spread.max(0.0) } else { 0.0 },
-            turns: Distribution::of(&results.iter().map(|r| r.turns as f64).collect::<Vec<_>>()),
-            decisions: Distribution::of(&results.iter().map(|r| r.decisions as f64).collect::<Vec<_>>()),
+            turns: Distribution::of_counts(&t.turns),
+            decisions: Distribution::of_counts(&t.decisions),
             counters,
-            card_labels: card_labels(results, &labels),
-            labels,
+            card_labels: card_labels(&t.dealt, &t.labels),
+            labels: t.labels.clone(),
         }
     }
 }
@@ -470,27 +589,145 @@ fn normal_cdf(x: f64) -> f64 {
     }
 }
 
-/// Two-sided p-value that paired per-game scores differ. Game `i` of one
-/// side and game `i` of the other share a seed, so the test looks at the
-/// per-game differences `b[i] - a[i]` (a paired z-test; on 0/1 scores such
-/// as "P1 won" it is McNemar's test without continuity correction). What
-/// the shared seed makes common to both games cancels out, so a rule change
-/// shows with fewer games than an unpaired test needs; when the games share
-/// nothing, it is no worse. The normal approximation is meant for the
-/// hundreds of games a comparison plays.
-pub fn p_paired(a: &[f64], b: &[f64]) -> f64 {
-    let n = a.len().min(b.len());
-    if n < 2 {
-        return 1.0;
+/// Paired per-game scores of two sides, as integer sums: game `i` of one
+/// side and game `i` of the other share a seed, and what counts is the
+/// per-game difference `b - a`. Integer sums add up exactly, so a
+/// comparison split into shards merges into the very same figures.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Paired {
+    pub n: u64,
+    /// Sum of the differences, and of their squares.
+    pub sum: i128,
+    pub sum_sq: i128,
+}
+
+impl Paired {
+    /// Counts one pair of scores.
+    pub fn add(&mut self, a: i64, b: i64) {
+        let d = b as i128 - a as i128;
+        self.n += 1;
+        self.sum += d;
+        self.sum_sq += d * d;
     }
-    let diffs = || a.iter().zip(b).map(|(x, y)| y - x);
-    let mean = diffs().sum::<f64>() / n as f64;
-    let variance = diffs().map(|d| (d - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-    let se = (variance / n as f64).sqrt();
-    if se == 0.0 {
-        return if mean == 0.0 { 1.0 } else { 0.0 };
+
+    pub fn merge(&mut self, other: &Paired) {
+        self.n += other.n;
+        self.sum += other.sum;
+        self.sum_sq += other.sum_sq;
     }
-    2.0 * (1.0 - normal_cdf((mean / se).abs()))
+
+    /// Mean difference.
+    pub fn mean(&self) -> f64 {
+        if self.n == 0 {
+            0.0
+        } else {
+            self.sum as f64 / self.n as f64
+        }
+    }
+
+    /// Sample variance of the differences.
+    pub fn variance(&self) -> f64 {
+        if self.n < 2 {
+            return 0.0;
+        }
+        let n = self.n as i128;
+        // n * sum_sq - sum^2 is exact and never negative.
+        (n * self.sum_sq - self.sum * self.sum) as f64 / (n * (n - 1)) as f64
+    }
+
+    /// Two-sided p-value that the scores differ: a paired z-test on the
+    /// differences (on 0/1 scores such as "P1 won" it is McNemar's test
+    /// without continuity correction). What the shared seed makes common
+    /// to both games cancels out, so a rule change shows with fewer games
+    /// than an unpaired test needs; when the games share nothing, it is no
+    /// worse. The normal approximation is meant for the hundreds of games a
+    /// comparison plays.
+    pub fn p(&self) -> f64 {
+        if self.n < 2 {
+            return 1.0;
+        }
+        let n = self.n as i128;
+        let spread = n * self.sum_sq - self.sum * self.sum;
+        if spread == 0 {
+            return if self.sum == 0 { 1.0 } else { 0.0 };
+        }
+        // mean / standard error = sum * sqrt(n - 1) / sqrt(spread)
+        let z = self.sum as f64 * ((n - 1) as f64).sqrt() / (spread as f64).sqrt();
+        2.0 * (1.0 - normal_cdf(z.abs()))
+    }
+}
+
+/// Wald's sequential probability ratio test on paired differences, as
+/// chess engines decide changes (fishtest): after each pair of games, stop
+/// as soon as the evidence says either "the sides differ by `delta` or
+/// more" or "they do not differ by as much as `delta`", at error rates
+/// `alpha` (calling a difference that is not there, two-sided) and `beta`
+/// (missing one of size `delta`).
+///
+/// Two one-sided tests of mean 0 against `+delta` and against `-delta`,
+/// each at `alpha / 2`, with the differences taken as normal and their
+/// variance estimated from the pairs so far (the generalized SPRT).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sprt {
+    pub delta: f64,
+    pub alpha: f64,
+    pub beta: f64,
+}
+
+/// What a sequential test says so far.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Not decided yet: play on.
+    Open,
+    /// Side B's score is higher (`Higher`) or lower by `delta` or more.
+    Higher,
+    Lower,
+    /// No difference as large as `delta`.
+    Same,
+}
+
+impl Sprt {
+    /// Pairs played before any decision: the variance estimate needs some.
+    pub const MIN_PAIRS: u64 = 30;
+
+    /// Log-likelihood ratios of `+delta` and `-delta` against no difference.
+    pub fn llr(&self, p: &Paired) -> (f64, f64) {
+        let var = p.variance();
+        if var <= 0.0 {
+            // Every pair differed by the same amount: certainty either way.
+            let m = p.mean();
+            let inf = |x: bool| if x { f64::INFINITY } else { f64::NEG_INFINITY };
+            return (inf(m >= self.delta / 2.0), inf(m <= -self.delta / 2.0));
+        }
+        let (n, s, d) = (p.n as f64, p.sum as f64, self.delta);
+        let up = (d * s - n * d * d / 2.0) / var;
+        let down = (-d * s - n * d * d / 2.0) / var;
+        (up, down)
+    }
+
+    /// Wald's bounds: below the first, accept no difference; above the
+    /// second, accept the difference.
+    pub fn bounds(&self) -> (f64, f64) {
+        let a = self.alpha / 2.0;
+        ((self.beta / (1.0 - a)).ln(), ((1.0 - self.beta) / a).ln())
+    }
+
+    pub fn verdict(&self, p: &Paired) -> Verdict {
+        if p.n < Self::MIN_PAIRS {
+            return Verdict::Open;
+        }
+        let (up, down) = self.llr(p);
+        let (low, high) = self.bounds();
+        if up >= high {
+            Verdict::Higher
+        } else if down >= high {
+            Verdict::Lower
+        } else if up <= low && down <= low {
+            Verdict::Same
+        } else {
+            Verdict::Open
+        }
+    }
 }
 
 #[cfg(test)]
@@ -511,14 +748,80 @@ mod tests {
         assert!(zero.high > 0.1 && zero.high < 0.2);
     }
 
+    fn counts(values: &[u64]) -> BTreeMap<u64, u64> {
+        let mut m = BTreeMap::new();
+        for v in values {
+            *m.entry(*v).or_default() += 1;
+        }
+        m
+    }
+
     #[test]
     fn distribution_quantiles_and_histogram_add_up() {
-        let d = Distribution::of(&[1.0, 2.0, 3.0, 4.0, 100.0]);
+        let d = Distribution::of_counts(&counts(&[1, 2, 3, 4, 100]));
         assert_eq!(d.median, 3.0);
         assert_eq!(d.min, 1.0);
         assert_eq!(d.max, 100.0);
         assert_eq!(d.histogram.iter().map(|h| h.2).sum::<u64>(), 5);
         assert!((d.mean - 22.0).abs() < 1e-9);
+        // Quantiles between two values are interpolated: 1 2 | 3 4.
+        let even = Distribution::of_counts(&counts(&[4, 1, 3, 2]));
+        assert_eq!(even.median, 2.5);
+        assert!((even.p10 - 1.3).abs() < 1e-9, "{}", even.p10);
+        assert!((even.stdev - (5.0f64 / 3.0).sqrt()).abs() < 1e-12);
+    }
+
+    fn result(i: u64, winner: Option<Seat>, turns: u32, bots: &[&str], card: &str) -> GameResult {
+        GameResult {
+            index: i,
+            seed: i,
+            winner,
+            turns,
+            decisions: 10 * turns as u64,
+            first: Some((i % 2) as usize),
+            bots: bots.iter().map(|b| b.to_string()).collect(),
+            stats: vec![("hits".into(), (i % 3) as i64)],
+            labels: vec![("winner_card".into(), card.into())],
+            cards: vec![card.into()],
+            record: None,
+        }
+    }
+
+    #[test]
+    fn tallies_of_parts_merge_into_the_tally_of_the_whole() {
+        let games: Vec<GameResult> = (0..23)
+            .map(|i| {
+                let w = [Some(0), Some(1), None][(i % 3) as usize];
+                let card = ["x", "y", "z", "x"][(i % 4) as usize];
+                result(i, w, 5 + (i * 7 % 11) as u32, &["random", "greedy"], card)
+            })
+            .collect();
+        let tally = |rs: &[GameResult]| {
+            let mut t = Tally::new(2, 1);
+            rs.iter().for_each(|r| t.add(r));
+            t
+        };
+        let whole = tally(&games);
+        for parts in [1, 2, 7] {
+            let mut merged = Tally::new(2, 1);
+            for chunk in games.chunks(games.len().div_ceil(parts)) {
+                merged.merge(&tally(chunk)).unwrap();
+            }
+            assert_eq!(merged, whole, "{parts} parts");
+        }
+        let docs = [("hits".to_string(), "".to_string())];
+        let s = Summary::of_tally(&whole, &docs);
+        assert_eq!(s.games, 23);
+        assert_eq!(s.seats[0].wins.count + s.seats[1].wins.count + s.draws.count, 23);
+        assert_eq!(s.counters[0].total, (0..23).map(|i| i % 3).sum::<i64>());
+        assert_eq!(s.card_labels.iter().map(|c| c.wins.of).sum::<u64>(), 23);
+        assert!(Tally::new(3, 1).merge(&whole).is_err(), "other players");
+    }
+
+    fn p_paired(a: &[i64], b: &[i64]) -> f64 {
+        let mut p = Paired::default();
+        a.iter().zip(b).for_each(|(x, y)| p.add(*x, *y));
+        p.p()
     }
 
     #[test]
@@ -526,20 +829,58 @@ mod tests {
         assert!((normal_cdf(1.959_964) - 0.975).abs() < 1e-6);
         // Game lengths that vary a lot from seed to seed; side B adds one
         // turn to every game, side C adds one turn to half of them.
-        let a: Vec<f64> = (0..200).map(|i| (i * 37 % 50) as f64).collect();
-        let b: Vec<f64> = a.iter().map(|x| x + 1.0).collect();
-        let c: Vec<f64> = a.iter().enumerate().map(|(i, x)| x + (i % 2) as f64).collect();
+        let a: Vec<i64> = (0..200).map(|i| i * 37 % 50).collect();
+        let b: Vec<i64> = a.iter().map(|x| x + 1).collect();
+        let c: Vec<i64> = a.iter().enumerate().map(|(i, x)| x + (i % 2) as i64).collect();
         assert_eq!(p_paired(&a, &a), 1.0);
         assert_eq!(p_paired(&a, &b), 0.0, "the same shift in every game");
         assert!(p_paired(&a, &c) < 0.001, "a small shift under large common noise");
         // Wins as 0/1: 10 games change hands one way and 12 the other.
-        let x: Vec<f64> = (0..200).map(|i| (i < 100) as u8 as f64).collect();
-        let y: Vec<f64> = (0..200).map(|i| ((10..112).contains(&i)) as u8 as f64).collect();
+        let x: Vec<i64> = (0..200).map(|i| (i < 100) as i64).collect();
+        let y: Vec<i64> = (0..200).map(|i| (10..112).contains(&i) as i64).collect();
         let p = p_paired(&x, &y);
         assert!(p > 0.5 && p < 1.0, "{p}");
         // 30 games change hands, all the same way.
-        let z: Vec<f64> = (0..200).map(|i| (i < 130) as u8 as f64).collect();
+        let z: Vec<i64> = (0..200).map(|i| (i < 130) as i64).collect();
         assert!(p_paired(&x, &z) < 0.001);
         assert_eq!(p_paired(&x[..1], &z[..1]), 1.0, "one game says nothing");
+    }
+
+    #[test]
+    fn the_sequential_test_stops_on_clear_evidence_and_not_before() {
+        let sprt = Sprt {
+            delta: 0.1,
+            alpha: 0.05,
+            beta: 0.05,
+        };
+        let mut p = Paired::default();
+        // B wins every game A lost, from the first pair: decided quickly,
+        // but never before MIN_PAIRS.
+        let mut stop = None;
+        for i in 0..1000u64 {
+            p.add((i % 2) as i64, 1);
+            if sprt.verdict(&p) != Verdict::Open {
+                stop = Some((i + 1, sprt.verdict(&p)));
+                break;
+            }
+        }
+        let (n, v) = stop.unwrap();
+        assert_eq!(v, Verdict::Higher);
+        assert!((Sprt::MIN_PAIRS..100).contains(&n), "{n}");
+        // The same scores on both sides, with noise: no difference.
+        let mut same = Paired::default();
+        let mut verdict = Verdict::Open;
+        for i in 0..5000i64 {
+            let x = (i * 7919 % 13 < 6) as i64;
+            let y = (i * 104_729 % 17 < 8) as i64;
+            same.add(x, y);
+            verdict = sprt.verdict(&same);
+            if verdict != Verdict::Open {
+                break;
+            }
+        }
+        assert_eq!(verdict, Verdict::Same, "{same:?}");
+        let (low, high) = sprt.bounds();
+        assert!(low < 0.0 && high > 0.0);
     }
 }

@@ -1,0 +1,145 @@
+"""A Rulesmith variant as an OpenSpiel game written in Python.
+
+    import pyspiel, rulesmith.openspiel
+    name = rulesmith.openspiel.register("variants/sirius-basic")
+    game = pyspiel.load_game(name)
+
+Every OpenSpiel algorithm that works on Python games then runs on it:
+``pyspiel.random_sim_test``, MCTS (``open_spiel.python.algorithms.mcts``),
+IS-MCTS with ``resampler`` below, CFR on small games.
+"""
+
+import re
+
+import numpy as np
+import pyspiel
+
+import rulesmith
+
+
+class _Observer:
+    """OpenSpiel's observer: strings only (a variant has no tensor form).
+    With perfect recall it gives the information state (everything the
+    seat has seen), otherwise what the seat sees now."""
+
+    def __init__(self, iig_obs_type, params):
+        if params:
+            raise ValueError(f"observation parameters are not supported; got {params}")
+        self.perfect_recall = bool(iig_obs_type is not None and iig_obs_type.perfect_recall)
+        self.tensor = np.zeros(0, np.float32)
+        self.dict = {}
+
+    def set_from(self, state, player):
+        pass
+
+    def string_from(self, state, player):
+        if self.perfect_recall:
+            return state.native.information_state_string(player)
+        return state.native.observation_string(player)
+
+
+class _State(pyspiel.State):
+    """An OpenSpiel state over a Rulesmith state (`native`)."""
+
+    def __init__(self, game, native):
+        super().__init__(game)
+        self.native = native
+
+    def current_player(self):
+        return self.native.current_player()
+
+    def _legal_actions(self, player):
+        return self.native.legal_actions(player)
+
+    def chance_outcomes(self):
+        return self.native.chance_outcomes()
+
+    def _apply_action(self, action):
+        self.native.apply_action(action)
+
+    def _action_to_string(self, player, action):
+        return self.native.action_to_string(player, action)
+
+    def is_terminal(self):
+        return self.native.is_terminal()
+
+    def returns(self):
+        return self.native.returns()
+
+    def __str__(self):
+        return self.native.render()
+
+
+def _game_class(native_game, game_type, game_info):
+    class _Game(pyspiel.Game):
+        def __init__(self, params=None):
+            super().__init__(game_type, game_info, params or {})
+            self.native = native_game
+
+        def new_initial_state(self):
+            return _State(self, self.native.new_initial_state())
+
+        def make_py_observer(self, iig_obs_type=None, params=None):
+            return _Observer(iig_obs_type, params)
+
+    return _Game
+
+
+def register(variant, players=None, params=None, engine="interpreted", short_name=None,
+             value_bound=32, max_decisions=20000):
+    """Registers `variant` (with `players` and `params`) as an OpenSpiel
+    game and returns its short name, for ``pyspiel.load_game``."""
+    native = rulesmith.load_game(variant, players=players, params=params, engine=engine,
+                                 value_bound=value_bound, max_decisions=max_decisions)
+    n = native.num_players()
+    if short_name is None:
+        short_name = "rulesmith_" + re.sub(r"[^a-z0-9_]", "_", native.name.lower())
+        for key, value in sorted((params or {}).items()):
+            short_name += f"_{key}_{value}"
+        short_name += f"_{n}p_{engine}"
+    hidden = native.hides_information()
+    game_type = pyspiel.GameType(
+        short_name=short_name,
+        long_name=native.title,
+        dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+        chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
+        information=(pyspiel.GameType.Information.IMPERFECT_INFORMATION if hidden
+                     else pyspiel.GameType.Information.PERFECT_INFORMATION),
+        # The winner gets 1 and every other seat -1; a draw gives 0 to all.
+        utility=(pyspiel.GameType.Utility.ZERO_SUM if n == 2
+                 else pyspiel.GameType.Utility.GENERAL_SUM),
+        reward_model=pyspiel.GameType.RewardModel.TERMINAL,
+        max_num_players=n,
+        min_num_players=n,
+        provides_information_state_string=True,
+        provides_information_state_tensor=False,
+        provides_observation_string=True,
+        provides_observation_tensor=False,
+        parameter_specification={},
+    )
+    game_info = pyspiel.GameInfo(
+        num_distinct_actions=native.num_distinct_actions(),
+        max_chance_outcomes=native.max_chance_outcomes(),
+        num_players=n,
+        min_utility=-1.0,
+        max_utility=1.0,
+        utility_sum=0.0 if n == 2 else None,
+        max_game_length=native.max_game_length(),
+    )
+    pyspiel.register_game(game_type, _game_class(native, game_type, game_info))
+    return short_name
+
+
+def resampler(seed=0):
+    """A resampler for OpenSpiel's IS-MCTS bot (``bot._resampler_cb``): a
+    state the player cannot tell from the true one, secret cards redealt
+    (Rulesmith's `determinize`)."""
+    counter = [seed]
+
+    def resample(state, player):
+        counter[0] += 1
+        world = state.clone()
+        world.native = state.native.resample(player, counter[0])
+        return world
+
+    return resample

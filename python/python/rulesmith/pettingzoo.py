@@ -1,0 +1,137 @@
+"""A Rulesmith variant as a PettingZoo AEC environment.
+
+    from rulesmith.pettingzoo import env
+    e = env("variants/sirius-basic")
+    e.reset(seed=1)
+    for agent in e.agent_iter():
+        obs, reward, termination, truncation, info = e.last()
+        mask = obs["action_mask"]
+        action = None if termination or truncation else e.action_space(agent).sample(mask)
+        e.step(action)
+
+Agents are `player_0`, `player_1`, ... (seat P1 is `player_0`). Actions
+are Rulesmith's action numbers (docs/python.md); chance events are played
+by the environment with its own seeded generator. An observation is a dict:
+`action_mask` (1 for each legal action of the agent to move) and
+`observation`, the agent's view as text (the variant's render for that
+seat), UTF-8 bytes padded with zeros to `observation_bytes`; `info["view"]`
+holds the same text.
+"""
+
+
+import gymnasium
+import numpy as np
+from pettingzoo import AECEnv
+
+import rulesmith
+
+
+def env(variant, **options):
+    """The AEC environment of `variant` (options as RulesmithEnv's)."""
+    return RulesmithEnv(variant, **options)
+
+
+class RulesmithEnv(AECEnv):
+    metadata = {"render_modes": ["human", "ansi"], "name": "rulesmith_v0", "is_parallelizable": False}
+
+    def __init__(self, variant, players=None, params=None, engine="interpreted", render_mode=None,
+                 observation_bytes=4096, value_bound=32, max_decisions=20000):
+        super().__init__()
+        self.game = rulesmith.load_game(variant, players=players, params=params, engine=engine,
+                                        value_bound=value_bound, max_decisions=max_decisions)
+        self.render_mode = render_mode
+        self.observation_bytes = observation_bytes
+        n = self.game.num_players()
+        self.possible_agents = [f"player_{i}" for i in range(n)]
+        self._seat = {a: i for i, a in enumerate(self.possible_agents)}
+        actions = self.game.num_distinct_actions()
+        self._action_spaces = {a: gymnasium.spaces.Discrete(actions) for a in self.possible_agents}
+        self._observation_spaces = {
+            a: gymnasium.spaces.Dict({
+                "observation": gymnasium.spaces.Box(0, 255, (observation_bytes,), np.uint8),
+                "action_mask": gymnasium.spaces.Box(0, 1, (actions,), np.int8),
+            })
+            for a in self.possible_agents
+        }
+        self.state = None
+
+    def observation_space(self, agent):
+        return self._observation_spaces[agent]
+
+    def action_space(self, agent):
+        return self._action_spaces[agent]
+
+    def _view(self, agent):
+        return self.state.observation_string(self._seat[agent])
+
+    def observe(self, agent):
+        text = self._view(agent).encode("utf-8")[: self.observation_bytes]
+        obs = np.zeros(self.observation_bytes, np.uint8)
+        obs[: len(text)] = np.frombuffer(text, np.uint8)
+        mask = np.zeros(self.game.num_distinct_actions(), np.int8)
+        if agent == self.agent_selection and not self.state.is_terminal():
+            mask[self.state.legal_actions(self._seat[agent])] = 1
+        return {"observation": obs, "action_mask": mask}
+
+    def _play_chance(self):
+        while self.state.is_chance_node():
+            outcomes = self.state.chance_outcomes()
+            actions = [a for a, _ in outcomes]
+            probs = np.array([p for _, p in outcomes])
+            self.state.apply_action(int(self._rng.choice(actions, p=probs / probs.sum())))
+
+    def _sync(self):
+        """Agent selection, rewards and terminations from the state."""
+        if self.state.is_terminal():
+            returns = self.state.returns()
+            for a in self.agents:
+                self.rewards[a] = returns[self._seat[a]]
+                self.terminations[a] = True
+        else:
+            self.agent_selection = self.possible_agents[self.state.current_player()]
+        for a in self.agents:
+            self.infos[a] = {"view": self._view(a)}
+
+    def reset(self, seed=None, options=None):
+        self._rng = np.random.default_rng(seed)
+        self.state = self.game.new_initial_state()
+        self.agents = list(self.possible_agents)
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: {} for a in self.agents}
+        self.agent_selection = self.agents[0]
+        self._play_chance()
+        self._sync()
+
+    def step(self, action):
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        self._cumulative_rewards[agent] = 0.0
+        for a in self.agents:
+            self.rewards[a] = 0.0
+        self.state.apply_action(int(action))
+        self._play_chance()
+        self._sync()
+        if self.state.is_terminal():
+            # Every agent sees the end in turn, then is removed.
+            self.agent_selection = agent
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def render(self):
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode")
+            return None
+        text = self.state.render()
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self):
+        pass

@@ -1,0 +1,553 @@
+//! `Game` and `State` for Python, shaped like OpenSpiel's: players are
+//! numbered from 0, chance is player -1 and the end of the game -4,
+//! actions and chance outcomes are integers (see `encoding.rs`).
+//!
+//! Both classes are `unsendable`: a core `Game` holds the interpreter,
+//! which is not `Send`, so an object stays on the thread that made it
+//! (another thread gets a Python error, never a data race).
+
+use crate::encoding::Encoding;
+use crate::{engine_game, error, Unsent};
+use pyo3::prelude::*;
+use rulesmith_core::record::Record;
+use rulesmith_core::state::{Seat, Step, ToMove};
+use rulesmith_core::{Game, State, Variant};
+use rulesmith_lab::bot;
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// OpenSpiel's player numbers for chance and for the end of the game.
+pub const CHANCE: i64 = -1;
+pub const TERMINAL: i64 = -4;
+
+/// What every state of one game shares.
+pub struct Shared {
+    pub game: Game,
+    pub enc: Encoding,
+    pub players: usize,
+    pub max_decisions: u64,
+    pub path: String,
+    pub sets: Vec<String>,
+}
+
+/// A variant loaded for a number of players (`rulesmith.load_game`).
+#[pyclass(name = "Game", unsendable, module = "rulesmith")]
+pub struct PyGame {
+    pub shared: Rc<Shared>,
+}
+
+/// The variant at `path` with `sets` (`KEY=VALUE`) applied.
+pub fn load_variant(path: &str, sets: &[String]) -> PyResult<Variant> {
+    let mut v = Variant::load(path).map_err(|e| error(e.to_string()))?;
+    for s in sets {
+        let Some((k, val)) = s.split_once('=') else {
+            return Err(error(format!("parameter {s:?}: expected KEY=VALUE")));
+        };
+        v.set(k.trim(), val.trim()).map_err(|e| error(format!("{s}: {e}")))?;
+    }
+    Ok(v)
+}
+
+#[pymethods]
+impl PyGame {
+    #[new]
+    #[pyo3(signature = (variant, players=None, sets=Vec::new(), engine="interpreted", value_bound=32, max_decisions=20_000))]
+    fn new(
+        variant: &str,
+        players: Option<usize>,
+        sets: Vec<String>,
+        engine: &str,
+        value_bound: u32,
+        max_decisions: u64,
+    ) -> PyResult<Self> {
+        let v = Arc::new(load_variant(variant, &sets)?);
+        let game = engine_game(v.clone(), engine)?;
+        let players = players.unwrap_or(v.players.default);
+        if players < v.players.min || players > v.players.max {
+            return Err(error(format!(
+                "{variant}: {players} players; this variant is played by {} to {}",
+                v.players.min, v.players.max
+            )));
+        }
+        let enc = Encoding::new(&v, players, value_bound).map_err(error)?;
+        Ok(PyGame {
+            shared: Rc::new(Shared {
+                game,
+                enc,
+                players,
+                max_decisions,
+                path: variant.to_string(),
+                sets,
+            }),
+        })
+    }
+
+    /// A new game, run up to its first decision or chance event.
+    fn new_initial_state(&self, py: Python<'_>) -> PyResult<PyState> {
+        let g = Unsent(&self.shared.game);
+        let players = self.shared.players;
+        let state = py
+            .detach(move || {
+                let g = g;
+                g.0.new_game(players).map(Unsent).map_err(|e| e.to_string())
+            })
+            .map_err(error)?;
+        Ok(PyState {
+            shared: self.shared.clone(),
+            state: state.0,
+        })
+    }
+
+    fn num_players(&self) -> usize {
+        self.shared.players
+    }
+
+    fn num_distinct_actions(&self) -> u64 {
+        self.shared.enc.num_actions()
+    }
+
+    fn max_chance_outcomes(&self) -> u64 {
+        self.shared.enc.num_outcomes()
+    }
+
+    /// The most decisions a game may take (`max_decisions`): a game that
+    /// runs longer is an error, as in `rulesmith simulate`.
+    fn max_game_length(&self) -> u64 {
+        self.shared.max_decisions
+    }
+
+    /// A state written by `State.serialize()`.
+    fn deserialize_state(&self, text: &str) -> PyResult<PyState> {
+        let state = self.shared.game.load_state(text).map_err(|e| error(e.to_string()))?;
+        Ok(PyState {
+            shared: self.shared.clone(),
+            state,
+        })
+    }
+
+    /// The variant's name, title, folder, engine and parameters in force.
+    #[getter]
+    fn name(&self) -> String {
+        self.shared.game.variant().name.clone()
+    }
+
+    #[getter]
+    fn title(&self) -> String {
+        self.shared.game.variant().title.clone()
+    }
+
+    #[getter]
+    fn path(&self) -> String {
+        self.shared.path.clone()
+    }
+
+    #[getter]
+    fn engine(&self) -> &'static str {
+        self.shared.game.engine_name()
+    }
+
+    #[getter]
+    fn sets(&self) -> Vec<String> {
+        self.shared.sets.clone()
+    }
+
+    /// Every parameter in force, as JSON (name -> value).
+    fn params_json(&self) -> String {
+        let m: serde_json::Map<String, serde_json::Value> = self
+            .shared
+            .game
+            .variant()
+            .params
+            .iter()
+            .map(|p| {
+                let v = match &p.value {
+                    rulesmith_core::variant::Value::Int(i) => serde_json::json!(i),
+                    rulesmith_core::variant::Value::Bool(b) => serde_json::json!(b),
+                    rulesmith_core::variant::Value::Str(s) => serde_json::json!(s),
+                };
+                (p.name.clone(), v)
+            })
+            .collect();
+        serde_json::Value::Object(m).to_string()
+    }
+
+    /// Whether a seat may not see everything: the variant deals cards or
+    /// has secret steps (OpenSpiel's imperfect information).
+    fn hides_information(&self) -> bool {
+        let v = self.shared.game.variant();
+        !v.decks.is_empty() || v.steps.iter().any(|s| s.secret)
+    }
+}
+
+/// One game in progress.
+#[pyclass(name = "State", unsendable, module = "rulesmith")]
+pub struct PyState {
+    shared: Rc<Shared>,
+    state: State,
+}
+
+impl PyState {
+    fn g(&self) -> &Game {
+        &self.shared.game
+    }
+
+    fn decisions(&self) -> u64 {
+        self.state
+            .history
+            .to_vec()
+            .iter()
+            .filter(|s| matches!(s, Step::Decision(_)))
+            .count() as u64
+    }
+
+    fn seat(&self, player: i64) -> PyResult<Seat> {
+        if player < 0 || player as usize >= self.shared.players {
+            return Err(error(format!(
+                "player {player}: expected 0..{} (players are numbered from 0)",
+                self.shared.players
+            )));
+        }
+        Ok(player as Seat)
+    }
+
+    fn text_of(&self, player: i64, action: u64) -> PyResult<String> {
+        if player == CHANCE {
+            let o = self
+                .shared
+                .enc
+                .decode_outcome(action)
+                .ok_or_else(|| error(format!("{action} is no chance outcome of this game")))?;
+            return Ok(self.g().outcome_text(o));
+        }
+        let a = self
+            .shared
+            .enc
+            .decode_action(action)
+            .ok_or_else(|| error(format!("{action} is no action of this game")))?;
+        Ok(self.g().action_text(&a))
+    }
+}
+
+#[pymethods]
+impl PyState {
+    /// The seat to decide (from 0), -1 at a chance event, -4 at the end.
+    fn current_player(&self) -> i64 {
+        match self.state.to_move() {
+            ToMove::Decision(s) => s as i64,
+            ToMove::Chance => CHANCE,
+            ToMove::Terminal => TERMINAL,
+        }
+    }
+
+    fn is_terminal(&self) -> bool {
+        self.state.is_terminal()
+    }
+
+    /// Whether the decision due is secret (its step is declared `secret`):
+    /// the other seats will not learn it until the rules reveal it.
+    fn decision_is_secret(&self) -> bool {
+        self.g().decision_is_secret(&self.state)
+    }
+
+    fn is_chance_node(&self) -> bool {
+        self.state.to_move() == ToMove::Chance
+    }
+
+    /// The legal actions of `player` (default: the one to move), sorted;
+    /// at a chance event, the possible outcomes; none for anyone else.
+    #[pyo3(signature = (player=None))]
+    fn legal_actions(&self, py: Python<'_>, player: Option<i64>) -> PyResult<Vec<u64>> {
+        let current = self.current_player();
+        if player.is_some_and(|p| p != current) || current == TERMINAL {
+            return Ok(Vec::new());
+        }
+        if current == CHANCE {
+            return Ok(self.chance_outcomes()?.into_iter().map(|(a, _)| a).collect());
+        }
+        let w = Unsent((self.g(), &self.state));
+        let legal = py
+            .detach(move || {
+                let w = w;
+                w.0 .0.legal_actions(w.0 .1).map(Unsent).map_err(|e| e.to_string())
+            })
+            .map_err(error)?
+            .0;
+        let mut out = legal
+            .iter()
+            .map(|a| self.shared.enc.action(a, || self.g().action_text(a)))
+            .collect::<Result<Vec<u64>, String>>()
+            .map_err(error)?;
+        out.sort_unstable();
+        Ok(out)
+    }
+
+    /// The outcomes of the pending chance event with their probabilities,
+    /// sorted by outcome.
+    fn chance_outcomes(&self) -> PyResult<Vec<(u64, f64)>> {
+        let mut out = self
+            .g()
+            .chance_outcomes(&self.state)
+            .into_iter()
+            .map(|(o, p)| self.shared.enc.outcome(o).map(|n| (n, p)))
+            .collect::<Result<Vec<_>, String>>()
+            .map_err(error)?;
+        out.sort_by_key(|(n, _)| *n);
+        Ok(out)
+    }
+
+    /// Applies a decision or a chance outcome (by number). A bad one raises
+    /// and leaves the state as it was.
+    fn apply_action(&mut self, py: Python<'_>, action: u64) -> PyResult<()> {
+        let enc = &self.shared.enc;
+        match self.state.to_move() {
+            ToMove::Terminal => Err(error("the game is over: no action applies")),
+            ToMove::Chance => {
+                let o = enc
+                    .decode_outcome(action)
+                    .ok_or_else(|| error(format!("{action} is no chance outcome of this game")))?;
+                self.shared
+                    .game
+                    .apply_outcome(&mut self.state, o)
+                    .map_err(|e| error(e.to_string()))
+            }
+            ToMove::Decision(_) => {
+                let a = enc
+                    .decode_action(action)
+                    .ok_or_else(|| error(format!("{action} is no action of this game")))?;
+                if self.decisions() >= self.shared.max_decisions {
+                    return Err(error(
+                        rulesmith_lab::sim::endless_game(self.shared.max_decisions, self.state.core.turn).to_string(),
+                    ));
+                }
+                let w = Unsent((&self.shared.game, &mut self.state));
+                py.detach(move || {
+                    let w = w;
+                    let (g, s) = w.0;
+                    g.apply_action(s, a).map_err(|e| e.to_string())
+                })
+                .map_err(error)
+            }
+        }
+    }
+
+    /// `action_to_string(action)` for the one to move, or
+    /// `action_to_string(player, action)` as OpenSpiel calls it.
+    #[pyo3(signature = (a, b=None))]
+    fn action_to_string(&self, a: i64, b: Option<i64>) -> PyResult<String> {
+        let (player, action) = match b {
+            Some(action) => (a, action),
+            None => (self.current_player(), a),
+        };
+        if action < 0 {
+            return Err(error(format!("{action}: actions are numbered from 0")));
+        }
+        self.text_of(player, action as u64)
+    }
+
+    /// The number of an action's text (of the one to move), or of a chance
+    /// outcome's text at a chance event.
+    fn string_to_action(&self, text: &str) -> PyResult<u64> {
+        let enc = &self.shared.enc;
+        if self.state.to_move() == ToMove::Chance {
+            let o = self
+                .g()
+                .parse_outcome(&self.state, text)
+                .map_err(|e| error(e.to_string()))?;
+            return enc.outcome(o).map_err(error);
+        }
+        let a = self
+            .g()
+            .parse_action(text)
+            .ok_or_else(|| error(format!("'{text}' is no action of this variant's notation")))?;
+        enc.action(&a, || text.to_string()).map_err(error)
+    }
+
+    /// 1 for the winner, -1 for the others; 0 for all in a draw or an
+    /// unfinished game.
+    fn returns(&self) -> Vec<f64> {
+        self.g().returns(&self.state)
+    }
+
+    /// What `player` sees now: the variant's picture of the state for that
+    /// seat (secret cards of others hidden).
+    fn observation_string(&self, player: i64) -> PyResult<String> {
+        let seat = self.seat(player)?;
+        self.g()
+            .render(&self.state, Some(seat))
+            .map_err(|e| error(e.to_string()))
+    }
+
+    /// Everything `player` has seen: every decision and chance outcome so
+    /// far, with what is secret from that seat and not yet revealed written
+    /// as `?`: a card dealt to another seat, another seat's decision in a
+    /// secret step. Two states give the same string exactly when that seat
+    /// cannot tell them apart.
+    fn information_state_string(&self, player: i64) -> PyResult<String> {
+        let seat = self.seat(player)?;
+        let core = &self.state.core;
+        let hidden = |at: usize| {
+            core.secrets
+                .iter()
+                .any(|s| s.at as usize == at && s.seen_by != seat && !s.revealed)
+                || core
+                    .secret_decisions
+                    .iter()
+                    .any(|d| d.at as usize == at && d.seat != seat && !d.revealed)
+        };
+        let mut out = format!("P{}", seat + 1);
+        for (at, step) in self.state.history.to_vec().into_iter().enumerate() {
+            out.push('\n');
+            let text = match step {
+                _ if hidden(at) => "?".to_string(),
+                Step::Decision(a) => self.g().action_text(&a),
+                Step::Chance(o) => self.g().outcome_text(o),
+            };
+            if matches!(step, Step::Chance(_)) {
+                out.push_str("chance ");
+            }
+            out.push_str(&text);
+        }
+        Ok(out)
+    }
+
+    /// The state's summary as JSON text, seen by `player` (default: all).
+    #[pyo3(signature = (player=None))]
+    fn summary_json(&self, player: Option<i64>) -> PyResult<String> {
+        let viewer = player.map(|p| self.seat(p)).transpose()?;
+        let v = self
+            .g()
+            .summary(&self.state, viewer)
+            .map_err(|e| error(e.to_string()))?;
+        Ok(v.to_string())
+    }
+
+    /// The variant's picture of the state, seen by `player` (default: all).
+    #[pyo3(signature = (player=None))]
+    fn render(&self, player: Option<i64>) -> PyResult<String> {
+        let viewer = player.map(|p| self.seat(p)).transpose()?;
+        self.g().render(&self.state, viewer).map_err(|e| error(e.to_string()))
+    }
+
+    /// The variant's own estimate of the state for `player`.
+    fn evaluate(&self, player: i64) -> PyResult<f64> {
+        let seat = self.seat(player)?;
+        self.g().evaluate(&self.state, seat).map_err(|e| error(e.to_string()))
+    }
+
+    /// The variant's labels of a finished game.
+    fn labels(&self) -> PyResult<Vec<(String, String)>> {
+        self.g().labels(&self.state).map_err(|e| error(e.to_string()))
+    }
+
+    fn clone(&self) -> PyState {
+        PyState {
+            shared: self.shared.clone(),
+            state: self.state.clone(),
+        }
+    }
+
+    fn __copy__(&self) -> PyState {
+        self.clone()
+    }
+
+    fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> PyState {
+        self.clone()
+    }
+
+    /// The state as JSON text, for `Game.deserialize_state`.
+    fn serialize(&self) -> PyResult<String> {
+        self.g().save_state(&self.state).map_err(|e| error(e.to_string()))
+    }
+
+    /// Every decision and chance outcome so far, as numbers.
+    fn history(&self) -> PyResult<Vec<u64>> {
+        let enc = &self.shared.enc;
+        self.state
+            .history
+            .to_vec()
+            .into_iter()
+            .map(|s| match s {
+                Step::Decision(a) => enc.action(&a, || self.g().action_text(&a)),
+                Step::Chance(o) => enc.outcome(o),
+            })
+            .collect::<Result<_, _>>()
+            .map_err(error)
+    }
+
+    /// The game so far as a Rulesmith record (`rulesmith replay` reads it).
+    fn record(&self) -> PyResult<String> {
+        let g = self.g();
+        let fail = |e: rulesmith_core::GameError| error(e.to_string());
+        // The history does not say who decided: replay it to know.
+        let mut s = g.new_game(self.shared.players).map_err(fail)?;
+        let mut record = Record::default();
+        for step in self.state.history.to_vec() {
+            match step {
+                Step::Decision(a) => {
+                    let ToMove::Decision(seat) = s.to_move() else {
+                        return Err(error("the history does not replay"));
+                    };
+                    record.decision(seat, g.action_text(&a));
+                    g.apply_trusted(&mut s, a).map_err(fail)?;
+                }
+                Step::Chance(o) => {
+                    record.chance(g.outcome_text(o));
+                    g.apply_outcome(&mut s, o).map_err(fail)?;
+                }
+            }
+        }
+        let mut header = vec![
+            format!("{} - played from Python", g.variant().name),
+            format!("players: {}", self.shared.players),
+        ];
+        header.extend(self.shared.sets.iter().map(|s| format!("set: {s}")));
+        Ok(record.to_text(&header))
+    }
+
+    /// Decisions taken so far.
+    fn move_number(&self) -> u64 {
+        self.decisions()
+    }
+
+    /// The number of the action a Rulesmith bot (`random`, `greedy`,
+    /// `mcts`, `mcts:N`) picks for the one to move; the bot sees only what
+    /// that seat may see. The GIL is released meanwhile.
+    #[pyo3(signature = (spec, seed=0))]
+    fn bot_action(&self, py: Python<'_>, spec: &str, seed: u64) -> PyResult<u64> {
+        if !matches!(self.state.to_move(), ToMove::Decision(_)) {
+            return Err(error("a bot decides only when a seat is to move"));
+        }
+        let b = bot::from_spec(spec, seed).map_err(error)?;
+        let w = Unsent((self.g(), &self.state, b));
+        let a = py
+            .detach(move || {
+                let w = w;
+                let (g, s, mut b) = w.0;
+                let legal = g.legal_actions(s).map_err(|e| e.to_string())?;
+                let i = b.choose(g, s, &legal).map_err(|e| e.to_string())?;
+                Ok::<_, String>(legal[i])
+            })
+            .map_err(error)?;
+        self.shared.enc.action(&a, || self.g().action_text(&a)).map_err(error)
+    }
+
+    /// A state `player` cannot tell from this one: the cards dealt
+    /// secretly to other seats (and not revealed) redealt at random from
+    /// what that seat cannot place, the game replayed (for IS-MCTS).
+    fn resample(&self, player: i64, seed: u64) -> PyResult<PyState> {
+        let seat = self.seat(player)?;
+        let mut rng = rulesmith_core::rng::seeded(seed);
+        let state = self
+            .g()
+            .determinize(&self.state, Some(seat), &mut rng)
+            .map_err(|e| error(e.to_string()))?;
+        Ok(PyState {
+            shared: self.shared.clone(),
+            state,
+        })
+    }
+
+    fn __str__(&self) -> PyResult<String> {
+        self.render(None)
+    }
+}
