@@ -6,8 +6,9 @@
 //! each kind owning a block of numbers, and inside a block the values
 //! written as a mixed-radix number (first slot most significant). The radix
 //! of a slot is the number of words of an enumeration slot, the number of
-//! players of a `seat` slot, and `value_bound` (a `load_game` option) of an
-//! `int` slot. So `rotate {rot}` with `rot = ["cw","180","ccw"]` owns three
+//! players of a `seat` slot, `value_bound` (a `load_game` option) of an
+//! `int` slot, and `2 * value_bound - 1` of a signed slot, whose digit is
+//! the value plus `value_bound - 1` (so `-(value_bound-1)..value_bound`). So `rotate {rot}` with `rot = ["cw","180","ccw"]` owns three
 //! numbers, `cw` first. The numbering depends only on the variant's
 //! notation, the player count and `value_bound`: the same on every run,
 //! machine and engine.
@@ -34,6 +35,9 @@ pub struct Encoding {
 struct Kind {
     offset: u64,
     radices: Vec<u64>,
+    /// Per slot, what is added to a value to make its digit (non-zero
+    /// only for signed slots).
+    shifts: Vec<i64>,
     size: u64,
 }
 
@@ -45,15 +49,16 @@ impl Encoding {
         let mut kinds = Vec::new();
         let mut offset = 0u64;
         for def in &variant.actions {
-            let radices: Vec<u64> = def
+            let (radices, shifts): (Vec<u64>, Vec<i64>) = def
                 .template
                 .slots()
                 .map(|s| match s {
-                    SlotType::Enum { values, .. } => values.len() as u64,
-                    SlotType::Seat => players as u64,
-                    SlotType::Int => value_bound as u64,
+                    SlotType::Enum { values, .. } => (values.len() as u64, 0),
+                    SlotType::Seat => (players as u64, 0),
+                    SlotType::Int => (value_bound as u64, 0),
+                    SlotType::Signed => (2 * value_bound as u64 - 1, value_bound as i64 - 1),
                 })
-                .collect();
+                .unzip();
             let size = radices
                 .iter()
                 .try_fold(1u64, |acc, r| acc.checked_mul(*r))
@@ -64,7 +69,12 @@ impl Encoding {
                         def.template.name
                     )
                 })?;
-            kinds.push(Kind { offset, radices, size });
+            kinds.push(Kind {
+                offset,
+                radices,
+                shifts,
+                size,
+            });
             offset += size;
         }
         let mut decks = Vec::new();
@@ -99,15 +109,18 @@ impl Encoding {
             .get(a.kind as usize)
             .ok_or_else(|| format!("no action kind {}", a.kind))?;
         let mut n = 0u64;
-        for (v, r) in a.values().iter().zip(&k.radices) {
-            if *v < 0 || *v as u64 >= *r {
+        for ((v, r), shift) in a.values().iter().zip(&k.radices).zip(&k.shifts) {
+            let digit = *v as i64 + shift;
+            if digit < 0 || digit as u64 >= *r {
                 return Err(format!(
-                    "action '{}' has the value {v}, outside the numbering (0..{r}); \
+                    "action '{}' has the value {v}, outside the numbering ({}..{}); \
                      load the game with a larger value_bound",
-                    text()
+                    text(),
+                    -shift,
+                    *r as i64 - shift
                 ));
             }
-            n = n * r + *v as u64;
+            n = n * r + digit as u64;
         }
         Ok(k.offset + n)
     }
@@ -118,8 +131,8 @@ impl Encoding {
         let k = self.kinds.get(kind)?;
         let mut rest = n - k.offset;
         let mut values = vec![0i32; k.radices.len()];
-        for (slot, r) in values.iter_mut().zip(&k.radices).rev() {
-            *slot = (rest % r) as i32;
+        for ((slot, r), shift) in values.iter_mut().zip(&k.radices).zip(&k.shifts).rev() {
+            *slot = ((rest % r) as i64 - shift) as i32;
             rest /= r;
         }
         Some(Action::new(kind as u16, &values))
