@@ -161,3 +161,31 @@ impl Encoding {
         (f <= self.value_bound as u64).then_some(Outcome::Face(f as u32))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn signed_values_number_and_come_back() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let variant = Variant::load(root.join("variants/space-war")).expect("space-war loads");
+        let kind = variant
+            .actions
+            .iter()
+            .position(|a| a.template.name == "move")
+            .expect("a move action") as u16;
+        let e = Encoding::new(&variant, 2, 8).unwrap();
+        let mut seen = std::collections::HashSet::new();
+        for values in [[-7, 0, 7, -1], [0, 0, 0, 0], [7, 7, -7, -7], [3, -2, -5, 6]] {
+            let a = Action::new(kind, &values);
+            let n = e.action(&a, || "move".into()).unwrap();
+            assert!(seen.insert(n), "two actions share number {n}");
+            assert_eq!(e.decode_action(n), Some(a));
+        }
+        // Outside -(value_bound-1)..value_bound: an error, never a wrong number.
+        let wide = Action::new(kind, &[8, 0, 0, 0]);
+        assert!(e.action(&wide, || "move".into()).unwrap_err().contains("-7..8"));
+    }
+}
