@@ -186,14 +186,7 @@ impl Legal {
 
     /// Adds one action (its values already checked).
     pub(crate) fn push(&mut self, action: Action) -> Result<(), String> {
-        self.grow(1)?;
-        let at = self.singles.len() as u32;
-        self.singles.push(action);
-        match self.segments.last_mut() {
-            Some(Segment::Singles { end, .. }) if *end == at => *end = at + 1,
-            _ => self.segments.push(Segment::Singles { start: at, end: at + 1 }),
-        }
-        Ok(())
+        self.push_all(std::slice::from_ref(&action))
     }
 
     /// Adds actions listed before (their values already checked).
