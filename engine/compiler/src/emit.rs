@@ -225,10 +225,10 @@ impl<'a> Emit<'a> {
                 name != "This" && tys.iter().all(|&t| self.is_copy(t))
             };
             let info = &self.recs[&r];
-            let derive = if copy { "Clone, Copy" } else { "Clone" };
+            let derive = if copy { "Clone, Copy, " } else { "" };
             let _ = writeln!(
                 out,
-                "#[derive({derive}, Debug, Default, PartialEq)]\npub struct {} {{",
+                "#[derive({derive}Debug, Default, PartialEq)]\npub struct {} {{",
                 info.name
             );
             for ((_, id, _, always), rt) in info.fields.iter().zip(&rtys) {
@@ -239,6 +239,23 @@ impl<'a> Emit<'a> {
                 }
             }
             let _ = writeln!(out, "}}\n");
+            if !copy {
+                // Written out for `clone_from`: copying a state into a
+                // scratch one (search, rollback) then reuses every vector.
+                let _ = writeln!(
+                    out,
+                    "impl Clone for {0} {{\n    fn clone(&self) -> Self {{\n        {0} {{",
+                    info.name
+                );
+                for (_, id, _, _) in &info.fields {
+                    let _ = writeln!(out, "            {id}: self.{id}.clone(),");
+                }
+                let _ = writeln!(out, "        }}\n    }}\n\n    fn clone_from(&mut self, o: &Self) {{");
+                for (_, id, _, _) in &info.fields {
+                    let _ = writeln!(out, "        self.{id}.clone_from(&o.{id});");
+                }
+                let _ = writeln!(out, "    }}\n}}\n");
+            }
             // To a dynamic map (keys sorted, as Rhai's maps are) and back.
             let _ = writeln!(
                 out,

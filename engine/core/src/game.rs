@@ -41,6 +41,9 @@ pub struct Game {
     /// True while a failed step runs again in the rules' diagnostic mode
     /// ([`Game::with_calls`]): its own failures are not diagnosed again.
     diagnosing: std::cell::Cell<bool>,
+    /// The rollback copy of the last transactional step, kept so that the
+    /// next one copies into its vectors instead of allocating afresh.
+    spare: RefCell<Option<State>>,
 }
 
 /// How many times a failed step may run in diagnostic mode (see
@@ -62,6 +65,7 @@ impl Game {
             rules,
             ctx: RefCell::new(Ctx::default()),
             diagnosing: std::cell::Cell::new(false),
+            spare: RefCell::new(None),
         };
         let problems = game.check_references();
         if problems.is_empty() {
@@ -848,31 +852,40 @@ impl Game {
             return Err(GameError::GameOver);
         }
         let saved = match backup {
-            Backup::Keep => Some(state.clone()),
+            Backup::Keep => Some(match self.spare.borrow_mut().take() {
+                Some(mut spare) => {
+                    spare.clone_from(state);
+                    spare
+                }
+                None => state.clone(),
+            }),
             Backup::None => None,
         };
         self.reset_ctx();
         let told = self.ctx.borrow().narration.len();
         let r = f(self, state);
-        if r.is_err() {
-            let restored = saved.is_some();
+        if r.is_ok() {
             if let Some(saved) = saved {
-                *state = saved;
+                *self.spare.borrow_mut() = Some(saved);
             }
-            self.reset_ctx();
-            self.ctx.borrow_mut().narration.truncate(told);
-            // Without a backup, the state before is the one its history
-            // led to, less the step `f` added.
-            return self.with_calls(
-                r,
-                |g| match restored {
-                    true => Some(state.clone()),
-                    false => g.replayed(state, 1),
-                },
-                f,
-            );
+            return r;
         }
-        r
+        let restored = saved.is_some();
+        if let Some(saved) = saved {
+            *state = saved;
+        }
+        self.reset_ctx();
+        self.ctx.borrow_mut().narration.truncate(told);
+        // Without a backup, the state before is the one its history
+        // led to, less the step `f` added.
+        self.with_calls(
+            r,
+            |g| match restored {
+                true => Some(state.clone()),
+                false => g.replayed(state, 1),
+            },
+            f,
+        )
     }
 
     /// When `first` is a script error whose calls were lost

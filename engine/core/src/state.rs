@@ -81,7 +81,7 @@ pub enum Status {
 }
 
 /// The engine's generic bookkeeping, identical for every rule set.
-#[derive(Clone, PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
+#[derive(PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
 pub struct Core {
     /// Number of seats in this game.
     pub seats: usize,
@@ -119,6 +119,80 @@ pub struct Core {
     /// and it is neither saved nor compared.
     #[serde(skip)]
     pub memo: Memo,
+}
+
+/// Written out (not derived) for `clone_from`, which copies field by field
+/// into the vectors a scratch state already has: search and the engine's
+/// rollback copy states constantly. The destructuring is exhaustive, so a
+/// new field cannot be forgotten here.
+impl Clone for Core {
+    fn clone(&self) -> Self {
+        let Core {
+            seats,
+            out,
+            active,
+            actor,
+            step,
+            turn,
+            status,
+            chance,
+            decks,
+            stats,
+            secrets,
+            secret_decisions,
+            round,
+            memo,
+        } = self;
+        Core {
+            seats: *seats,
+            out: out.clone(),
+            active: *active,
+            actor: *actor,
+            step: *step,
+            turn: *turn,
+            status: *status,
+            chance: chance.clone(),
+            decks: decks.clone(),
+            stats: stats.clone(),
+            secrets: secrets.clone(),
+            secret_decisions: secret_decisions.clone(),
+            round: *round,
+            memo: memo.clone(),
+        }
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        let Core {
+            seats,
+            out,
+            active,
+            actor,
+            step,
+            turn,
+            status,
+            chance,
+            decks,
+            stats,
+            secrets,
+            secret_decisions,
+            round,
+            memo,
+        } = source;
+        self.seats = *seats;
+        self.out.clone_from(out);
+        self.active = *active;
+        self.actor = *actor;
+        self.step = *step;
+        self.turn = *turn;
+        self.status = *status;
+        self.chance.clone_from(chance);
+        self.decks.clone_from(decks);
+        self.stats.clone_from(stats);
+        self.secrets.clone_from(secrets);
+        self.secret_decisions.clone_from(secret_decisions);
+        self.round = *round;
+        self.memo.clone_from(memo);
+    }
 }
 
 /// Groups of legal actions kept between listings within a turn: per step
@@ -344,14 +418,31 @@ pub enum ToMove {
 }
 
 /// A complete game state: clone it freely to explore; save and load it
-/// with `Game::save_state` and `Game::load_state`.
-#[derive(Clone, Debug)]
+/// with `Game::save_state` and `Game::load_state`. `clone_from` into a
+/// scratch state reuses its allocations.
+#[derive(Debug)]
 pub struct State {
     pub core: Box<Core>,
     /// The rule set's own data, owned by its scripts.
     pub data: Data,
     /// Every decision and chance outcome since setup began.
     pub history: History,
+}
+
+impl Clone for State {
+    fn clone(&self) -> Self {
+        State {
+            core: self.core.clone(),
+            data: self.data.clone(),
+            history: self.history.clone(),
+        }
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        self.core.clone_from(&source.core);
+        self.data.clone_from(&source.data);
+        self.history.clone_from(&source.history);
+    }
 }
 
 impl State {

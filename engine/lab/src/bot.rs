@@ -221,13 +221,32 @@ pub struct MctsBot {
     pub exploration: f64,
     /// Evaluate values are squashed with tanh(value / scale).
     pub scale: f64,
+    /// The search tree, emptied and refilled every decision: its vectors
+    /// are kept so that a decision allocates nothing once warm.
+    tree: Tree,
+    /// Scratch states the search copies into (`clone_from` reuses their
+    /// allocations): one per iteration's walk, one per looked-at action.
+    walk: Option<State>,
+    look: Option<State>,
+}
+
+/// The tree of one decision, flat: nodes, their edges (a node's edges are
+/// contiguous: all are made when it is expanded), and every edge's reward
+/// sums, `seats` numbers per edge.
+#[derive(Default)]
+struct Tree {
+    nodes: Vec<Node>,
+    edges: Vec<Edge>,
+    totals: Vec<f64>,
+    seats: usize,
 }
 
 struct Node {
     /// Visits through any edge into it (and the priors of those edges).
     visits: f64,
-    /// One edge per action, each created with its one-ply prior.
-    edges: Vec<Edge>,
+    /// Its edges: `edges[first..first + count]`.
+    first: usize,
+    count: usize,
     expanded: bool,
 }
 
@@ -237,17 +256,51 @@ struct Edge {
     action: Action,
     child: usize,
     visits: f64,
-    /// Reward sums, per seat.
-    totals: Vec<f64>,
 }
 
-impl Node {
-    fn new() -> Node {
-        Node {
+impl Tree {
+    fn reset(&mut self, seats: usize) {
+        self.nodes.clear();
+        self.edges.clear();
+        self.totals.clear();
+        self.seats = seats;
+        self.add_node();
+    }
+
+    fn add_node(&mut self) -> usize {
+        self.nodes.push(Node {
             visits: 0.0,
-            edges: Vec::new(),
+            first: 0,
+            count: 0,
             expanded: false,
+        });
+        self.nodes.len() - 1
+    }
+
+    fn edges(&self, node: usize) -> std::ops::Range<usize> {
+        let n = &self.nodes[node];
+        n.first..n.first + n.count
+    }
+
+    /// Reward sums of edge `e`, per seat.
+    fn totals(&self, e: usize) -> &[f64] {
+        &self.totals[e * self.seats..(e + 1) * self.seats]
+    }
+
+    /// Mean reward of edge `e` for seat `p`.
+    fn mean(&self, e: usize, p: Seat) -> f64 {
+        self.totals[e * self.seats + p] / self.edges[e].visits.max(1.0)
+    }
+}
+
+/// A scratch state holding a copy of `from`, reusing `slot`'s allocations.
+fn copy_into(slot: &mut Option<State>, from: &State) -> State {
+    match slot.take() {
+        Some(mut s) => {
+            s.clone_from(from);
+            s
         }
+        None => from.clone(),
     }
 }
 
@@ -268,68 +321,81 @@ impl MctsBot {
             rollout: 0,
             exploration: 0.5,
             scale: 10.0,
+            tree: Tree::default(),
+            walk: None,
+            look: None,
         }
     }
 
-    /// Rewards in -1..=1 for every seat. With two seats the evaluation is
-    /// taken as zero-sum (as the game's own returns are): one script call.
-    fn rewards(&self, game: &Game, s: &State) -> Result<Vec<f64>, GameError> {
+    /// Rewards in -1..=1 for every seat, written into `out`. With two seats
+    /// the evaluation is taken as zero-sum (as the game's own returns are):
+    /// one script call.
+    fn rewards(&self, game: &Game, s: &State, out: &mut Vec<f64>) -> Result<(), GameError> {
+        out.clear();
         if s.is_terminal() {
-            return Ok(s.returns());
+            out.extend(s.returns());
+            return Ok(());
         }
         let value = |p: Seat| game.evaluate(s, p).map(|v| (v / self.scale).tanh());
         if s.core.seats == 2 {
             let v = value(0)?;
-            return Ok(vec![v, -v]);
+            out.extend([v, -v]);
+            return Ok(());
         }
-        (0..s.core.seats).map(value).collect()
+        for p in 0..s.core.seats {
+            out.push(value(p)?);
+        }
+        Ok(())
     }
 
     /// Gives `node` an edge per action, each scored by one look after it.
     /// (Progressive widening of wide nodes was tried: cheaper, but it hid the
     /// opponent's best replies and lost to the greedy bot.) Secret actions
     /// after which another seat decides share one child.
-    fn expand(
-        &mut self,
-        game: &Game,
-        nodes: &mut Vec<Node>,
-        node: usize,
-        s: &State,
-        legal: &[Action],
-    ) -> Result<(), GameError> {
+    fn expand(&mut self, game: &Game, node: usize, s: &State, legal: &[Action]) -> Result<(), GameError> {
         let seats = s.core.seats;
         let secret = game.decision_is_secret(s);
         let mover = s.to_move();
         let mut shared: Option<usize> = None;
+        let mut reward = Vec::with_capacity(seats);
+        self.tree.nodes[node].first = self.tree.edges.len();
+        self.tree.nodes[node].count = legal.len();
         for &a in legal {
-            let mut t = s.clone();
-            let (mut visits, mut totals) = (0.0, vec![0.0; seats]);
+            let mut t = copy_into(&mut self.look, s);
             let ok = game.apply_scratch(&mut t, a).is_ok() && resolve_chance(game, &mut t, &mut self.rng);
-            if ok {
-                totals = self.rewards(game, &t)?;
-                visits = 1.0;
-            }
+            let visits = if ok { 1.0 } else { 0.0 };
+            let scored = if ok {
+                self.rewards(game, &t, &mut reward)
+            } else {
+                Ok(())
+            };
             let others_next = ok && matches!(t.to_move(), ToMove::Decision(_)) && t.to_move() != mover;
+            self.look = Some(t);
+            scored?;
+            let tree = &mut self.tree;
+            if ok {
+                tree.totals.extend_from_slice(&reward);
+            } else {
+                tree.totals.extend(std::iter::repeat_n(0.0, seats));
+            }
             let child = match (secret && others_next, shared) {
                 (true, Some(c)) => c,
                 (share, _) => {
-                    nodes.push(Node::new());
-                    let c = nodes.len() - 1;
+                    let c = tree.add_node();
                     if share {
                         shared = Some(c);
                     }
                     c
                 }
             };
-            nodes[child].visits += visits;
-            nodes[node].edges.push(Edge {
+            tree.nodes[child].visits += visits;
+            tree.edges.push(Edge {
                 action: a,
                 child,
                 visits,
-                totals,
             });
         }
-        nodes[node].expanded = true;
+        self.tree.nodes[node].expanded = true;
         Ok(())
     }
 }
@@ -347,9 +413,12 @@ impl Bot for MctsBot {
             return Ok(0);
         }
         let worlds = worlds(game, state, me, &mut self.rng, self.worlds)?;
-        let mut nodes = vec![Node::new()];
+        self.tree.reset(state.core.seats);
         let mut buf: Vec<Action> = Vec::new();
         let mut rollout_legal = Legal::default();
+        let mut reward: Vec<f64> = Vec::with_capacity(state.core.seats);
+        // The edges taken: (node, edge).
+        let mut path: Vec<(usize, usize)> = Vec::new();
         let start = Instant::now();
         let mut iteration: u32 = 0;
         loop {
@@ -358,118 +427,144 @@ impl Bot for MctsBot {
                 Budget::Time(d) if iteration > 0 && start.elapsed() >= d => break,
                 _ => {}
             }
-            let mut s = worlds[iteration as usize % worlds.len()].clone();
+            let mut s = copy_into(&mut self.walk, &worlds[iteration as usize % worlds.len()]);
             s.forget_history();
             iteration += 1;
-            let mut broken = false;
-            // The edges taken: (node, edge index).
-            let mut path: Vec<(usize, usize)> = Vec::new();
-            let mut node = 0usize;
-            // Selection, expanding the first node reached that has no children.
-            loop {
-                if !resolve_chance(game, &mut s, &mut self.rng) {
-                    broken = true;
-                    break;
-                }
-                let ToMove::Decision(p) = s.to_move() else { break };
-                if node == 0 {
-                    buf.clear();
-                    buf.extend_from_slice(legal);
-                } else if game.legal_actions_into(&mut s, &mut buf).is_err() {
-                    break;
-                }
-                if !nodes[node].expanded {
-                    let moves = std::mem::take(&mut buf);
-                    let expanded = self.expand(game, &mut nodes, node, &s, &moves);
-                    buf = moves;
-                    expanded?;
-                    if node != 0 {
-                        break; // scored by its best child below: a two-ply look
-                    }
-                }
-                let log_n = nodes[node].visits.max(1.0).ln();
-                let mut best = None;
-                let mut best_score = f64::NEG_INFINITY;
-                // Usually this world offers exactly the node's actions, in
-                // order; checking each edge against the list is the slow
-                // path for worlds that differ.
-                let edges = &nodes[node].edges;
-                let same = edges.len() == buf.len() && edges.iter().zip(&buf).all(|(e, b)| e.action == *b);
-                for (k, e) in edges.iter().enumerate() {
-                    if !same && !buf.contains(&e.action) {
-                        continue; // not available in this world
-                    }
-                    let v = e.visits.max(1.0);
-                    let score = e.totals[p] / v + self.exploration * (log_n / v).sqrt();
-                    if score > best_score {
-                        best_score = score;
-                        best = Some(k);
-                    }
-                }
-                let Some(k) = best else { break };
-                let e = &nodes[node].edges[k];
-                // `s` is this iteration's own copy: no backup is needed, but
-                // a failed step leaves it half-changed, so it is not scored.
-                if game.apply_scratch(&mut s, e.action).is_err() {
-                    broken = true;
-                    break;
-                }
-                path.push((node, k));
-                node = e.child;
-            }
-            // Optional short random playout, then score.
-            let mut depth = 0;
-            while !broken && depth < self.rollout && resolve_chance(game, &mut s, &mut self.rng) {
-                if s.is_terminal() || game.legal_list(&mut s, &mut rollout_legal).is_err() {
-                    break;
-                }
-                let a = rollout_legal.get(rng::below(&mut self.rng, rollout_legal.len() as u32) as usize);
-                if game.apply_scratch(&mut s, a).is_err() {
-                    broken = true;
-                    break;
-                }
-                depth += 1;
-            }
-            if broken {
-                continue;
-            }
-            resolve_chance(game, &mut s, &mut self.rng);
-            // A node just expanded is worth its best child, for the seat to move there.
-            let r = match (s.to_move(), nodes[node].expanded && node != 0) {
-                (ToMove::Decision(p), true) => {
-                    let best = nodes[node]
-                        .edges
-                        .iter()
-                        .filter(|e| e.visits > 0.0)
-                        .max_by(|x, y| (x.totals[p] / x.visits).total_cmp(&(y.totals[p] / y.visits)));
-                    match best {
-                        Some(b) => b.totals.iter().map(|t| t / b.visits).collect(),
-                        None => self.rewards(game, &s)?,
-                    }
-                }
-                _ => self.rewards(game, &s)?,
-            };
-            nodes[0].visits += 1.0;
-            for &(n, k) in &path {
-                let e = &mut nodes[n].edges[k];
-                e.visits += 1.0;
-                for (t, v) in e.totals.iter_mut().zip(&r) {
+            let outcome = self.iterate(
+                game,
+                &mut s,
+                legal,
+                &mut buf,
+                &mut rollout_legal,
+                &mut path,
+                &mut reward,
+            );
+            self.walk = Some(s);
+            let Some(node) = outcome? else { continue };
+            let tree = &mut self.tree;
+            tree.nodes[0].visits += 1.0;
+            for &(_, e) in &path {
+                tree.edges[e].visits += 1.0;
+                let seats = tree.seats;
+                for (t, v) in tree.totals[e * seats..(e + 1) * seats].iter_mut().zip(&reward) {
                     *t += v;
                 }
-                let child = e.child;
-                nodes[child].visits += 1.0;
+                let child = tree.edges[e].child;
+                tree.nodes[child].visits += 1.0;
             }
+            let _ = node;
         }
         // The most visited action at the root (ties: the better mean).
-        let best = nodes[0]
-            .edges
-            .iter()
-            .max_by(|x, y| {
-                x.visits
-                    .total_cmp(&y.visits)
-                    .then((x.totals[me] / x.visits.max(1.0)).total_cmp(&(y.totals[me] / y.visits.max(1.0))))
+        let tree = &self.tree;
+        let best = tree
+            .edges(0)
+            .max_by(|&x, &y| {
+                tree.edges[x]
+                    .visits
+                    .total_cmp(&tree.edges[y].visits)
+                    .then(tree.mean(x, me).total_cmp(&tree.mean(y, me)))
             })
-            .map(|e| e.action);
+            .map(|e| tree.edges[e].action);
         Ok(best.and_then(|a| legal.iter().position(|l| *l == a)).unwrap_or(0))
+    }
+}
+
+impl MctsBot {
+    /// One iteration on `s`, a copy of one world: selection (expanding the
+    /// first node reached that has no children), an optional random
+    /// rollout, and the rewards to back up, left in `reward` along `path`.
+    /// `None` when the walk broke (a failing step leaves `s` half-changed,
+    /// so it is not scored).
+    #[allow(clippy::too_many_arguments)]
+    fn iterate(
+        &mut self,
+        game: &Game,
+        s: &mut State,
+        legal: &[Action],
+        buf: &mut Vec<Action>,
+        rollout_legal: &mut Legal,
+        path: &mut Vec<(usize, usize)>,
+        reward: &mut Vec<f64>,
+    ) -> Result<Option<usize>, GameError> {
+        path.clear();
+        let mut node = 0usize;
+        loop {
+            if !resolve_chance(game, s, &mut self.rng) {
+                return Ok(None);
+            }
+            let ToMove::Decision(p) = s.to_move() else { break };
+            if node == 0 {
+                buf.clear();
+                buf.extend_from_slice(legal);
+            } else if game.legal_actions_into(s, buf).is_err() {
+                break;
+            }
+            if !self.tree.nodes[node].expanded {
+                self.expand(game, node, s, buf)?;
+                if node != 0 {
+                    break; // scored by its best child below: a two-ply look
+                }
+            }
+            let tree = &self.tree;
+            let log_n = tree.nodes[node].visits.max(1.0).ln();
+            let mut best = None;
+            let mut best_score = f64::NEG_INFINITY;
+            // Usually this world offers exactly the node's actions, in
+            // order; checking each edge against the list is the slow path
+            // for worlds that differ.
+            let edges = tree.edges(node);
+            let same =
+                edges.len() == buf.len() && edges.clone().zip(buf.iter()).all(|(e, b)| tree.edges[e].action == *b);
+            for e in edges {
+                let edge = &tree.edges[e];
+                if !same && !buf.contains(&edge.action) {
+                    continue; // not available in this world
+                }
+                let v = edge.visits.max(1.0);
+                let score = tree.totals[e * tree.seats + p] / v + self.exploration * (log_n / v).sqrt();
+                if score > best_score {
+                    best_score = score;
+                    best = Some(e);
+                }
+            }
+            let Some(e) = best else { break };
+            // `s` is this iteration's own copy: no backup is needed.
+            if game.apply_scratch(s, tree.edges[e].action).is_err() {
+                return Ok(None);
+            }
+            path.push((node, e));
+            node = tree.edges[e].child;
+        }
+        // Optional short random playout, then score.
+        let mut depth = 0;
+        while depth < self.rollout && resolve_chance(game, s, &mut self.rng) {
+            if s.is_terminal() || game.legal_list(s, rollout_legal).is_err() {
+                break;
+            }
+            let a = rollout_legal.get(rng::below(&mut self.rng, rollout_legal.len() as u32) as usize);
+            if game.apply_scratch(s, a).is_err() {
+                return Ok(None);
+            }
+            depth += 1;
+        }
+        resolve_chance(game, s, &mut self.rng);
+        // A node just expanded is worth its best child, for the seat to move there.
+        let tree = &self.tree;
+        let best = match (s.to_move(), tree.nodes[node].expanded && node != 0) {
+            (ToMove::Decision(p), true) => tree
+                .edges(node)
+                .filter(|&e| tree.edges[e].visits > 0.0)
+                .max_by(|&x, &y| tree.mean(x, p).total_cmp(&tree.mean(y, p))),
+            _ => None,
+        };
+        match best {
+            Some(b) => {
+                let v = tree.edges[b].visits;
+                reward.clear();
+                reward.extend(tree.totals(b).iter().map(|t| t / v));
+            }
+            None => self.rewards(game, s, reward)?,
+        }
+        Ok(Some(node))
     }
 }

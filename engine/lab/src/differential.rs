@@ -97,9 +97,20 @@ fn one_game(
     let mut r = rng::seeded(seed);
     let mut counts = Compared::default();
     let (mut la, mut lb) = (Vec::new(), Vec::new());
+    // Scratch copies, refilled at every check from states some steps on:
+    // `clone_from` reuses their stale vectors, as search and rollback do.
+    let (mut ca, mut cb) = (sa.clone(), sb.clone());
     loop {
         if counts.decisions % check_every == 0 || sa.is_terminal() {
             views(a, b, &sa, &sb).map_err(|w| diverged(w, &record))?;
+            ca.clone_from(&sa);
+            cb.clone_from(&sb);
+            if !ca.same_as(&sa) || !cb.same_as(&sb) {
+                return Err(diverged(
+                    "a state copied into a used one differs from its original".into(),
+                    &record,
+                ));
+            }
         }
         match (sa.to_move(), sb.to_move()) {
             (ToMove::Terminal, ToMove::Terminal) => break,

@@ -520,6 +520,15 @@ impl<T: Clone + ToValue + std::fmt::Debug + 'static> NativeData for Native<T> {
     fn clone_box(&self) -> Box<dyn NativeData> {
         Box::new(self.clone())
     }
+    fn clone_onto(&self, target: &mut dyn NativeData) -> bool {
+        match target.as_any_mut().downcast_mut::<Native<T>>() {
+            Some(t) => {
+                t.0.clone_from(&self.0);
+                true
+            }
+            None => false,
+        }
+    }
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }
