@@ -11,7 +11,7 @@
 use crate::ctx::Ctx;
 use crate::error::{Diagnostic, GameError, LoadError};
 use crate::legal::Legal;
-use crate::notation::normalize;
+use crate::notation::normalized;
 use crate::rng;
 use crate::rules::{Entry, FunctionProfile, Reply, Rules};
 use crate::state::{
@@ -510,7 +510,7 @@ impl Game {
 
     /// Parses canonical action text (tokens may be separated by any space).
     pub fn parse_action(&self, text: &str) -> Option<Action> {
-        let norm = normalize(text);
+        let norm = normalized(text);
         self.variant
             .actions
             .iter()

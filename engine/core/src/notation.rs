@@ -9,6 +9,7 @@
 //! coordinate `-2`) or `seat` (written `P1`, `P2`, ..., stored 0-based).
 
 use crate::state::{Action, MAX_ARGS};
+use std::fmt::Write;
 
 /// The type of one slot in a template.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -171,10 +172,11 @@ impl Template {
                         SlotType::Enum { values, .. } => {
                             out.push_str(values.get(v as usize).map(String::as_str).unwrap_or("?"))
                         }
-                        SlotType::Int | SlotType::Signed => out.push_str(&v.to_string()),
+                        SlotType::Int | SlotType::Signed => {
+                            let _ = write!(out, "{v}");
+                        }
                         SlotType::Seat => {
-                            out.push('P');
-                            out.push_str(&(v + 1).to_string());
+                            let _ = write!(out, "P{}", v + 1);
                         }
                     }
                 }
@@ -184,13 +186,8 @@ impl Template {
 
     /// Parses normalized text (single spaces) against this template.
     pub fn parse(&self, kind: u16, text: &str) -> Option<Action> {
-        let mut values = Vec::with_capacity(MAX_ARGS);
-        if match_parts(&self.parts, text, &mut values) {
-            let v: Vec<i32> = values;
-            Some(Action::new(kind, &v))
-        } else {
-            None
-        }
+        let mut values = Values::new();
+        match_parts(&self.parts, text, &mut values).then(|| Action::new(kind, &values))
     }
 }
 
@@ -213,16 +210,25 @@ fn describe(slot: &SlotType) -> String {
 }
 
 /// Backtracking match of template parts against text; pushes slot values.
-fn match_parts(parts: &[Part], text: &str, values: &mut Vec<i32>) -> bool {
+fn match_parts(parts: &[Part], text: &str, values: &mut Values) -> bool {
     let Some((first, rest)) = parts.split_first() else {
         return text.is_empty();
     };
     match first {
-        Part::Lit(lit) => text
-            .strip_prefix(lit.as_str())
-            .is_some_and(|t| match_parts(rest, t, values)),
+        // The first byte is compared inline: most texts differ there, and
+        // a call to compare whole strings costs more than the rest.
+        Part::Lit(lit) => {
+            text.as_bytes().first() == lit.as_bytes().first()
+                && text
+                    .strip_prefix(lit.as_str())
+                    .is_some_and(|t| match_parts(rest, t, values))
+        }
         Part::Slot(SlotType::Enum { values: words, .. }) => {
+            let first = text.as_bytes().first();
             for (i, w) in words.iter().enumerate() {
+                if !w.is_empty() && w.as_bytes().first() != first {
+                    continue;
+                }
                 if let Some(t) = text.strip_prefix(w.as_str()) {
                     values.push(i as i32);
                     if match_parts(rest, t, values) {
@@ -256,7 +262,7 @@ fn match_parts(parts: &[Part], text: &str, values: &mut Vec<i32>) -> bool {
 }
 
 /// Matches a canonical number (no sign, no leading zero) minus `offset`.
-fn match_number(text: &str, rest: &[Part], values: &mut Vec<i32>, offset: i64) -> bool {
+fn match_number(text: &str, rest: &[Part], values: &mut Values, offset: i64) -> bool {
     let digits = text.bytes().take_while(u8::is_ascii_digit).count();
     // Try the longest number first, then shorter ones (backtracking).
     for len in (1..=digits.min(9)).rev() {
@@ -282,9 +288,54 @@ pub fn normalize(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// [`normalize`], borrowing `text` when it is normalized already (as
+/// every text the engine writes is): parsing those allocates nothing.
+pub fn normalized(text: &str) -> std::borrow::Cow<'_, str> {
+    // One pass over the bytes: clean is ASCII words separated by single
+    // spaces (other text takes the general path).
+    let mut after_space = true;
+    let mut clean = true;
+    for &c in text.as_bytes() {
+        if c == b' ' {
+            clean &= !after_space;
+            after_space = true;
+        } else {
+            clean &= c.is_ascii() && !c.is_ascii_whitespace() && c != 0x0b;
+            after_space = false;
+        }
+    }
+    clean &= !after_space || text.is_empty();
+    match clean {
+        true => std::borrow::Cow::Borrowed(text),
+        false => std::borrow::Cow::Owned(normalize(text)),
+    }
+}
+
+/// The values read while matching a text: a template has at most
+/// [`MAX_ARGS`], so they stay on the stack.
+type Values = smallvec::SmallVec<[i32; MAX_ARGS]>;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn normalized_borrows_clean_text_and_cleans_the_rest() {
+        assert!(matches!(normalized("fire bow at P2"), std::borrow::Cow::Borrowed(_)));
+        for messy in [
+            " fire bow",
+            "fire  bow",
+            "fire bow ",
+            "fire\tbow",
+            "fire\nbow",
+            "fire\u{a0}bow",
+            " ",
+        ] {
+            let n = normalized(messy);
+            assert!(matches!(n, std::borrow::Cow::Owned(_)), "{messy:?}");
+            assert_eq!(n, normalize(messy));
+        }
+    }
 
     fn lookup(name: &str) -> Option<SlotType> {
         match name {

@@ -133,6 +133,9 @@ pub trait NativeData: std::any::Any + std::fmt::Debug {
     /// `target`'s allocations (false, and nothing done, otherwise): search
     /// copies states into scratch states thousands of times a decision.
     fn clone_onto(&self, target: &mut dyn NativeData) -> bool;
+    /// Equal to `other` (false for data of another type): what equal JSON
+    /// would say, without building it.
+    fn same_as(&self, other: &dyn NativeData) -> bool;
     fn as_any(&self) -> &dyn std::any::Any;
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
     fn to_json(&self) -> serde_json::Value;
@@ -157,6 +160,15 @@ impl Clone for Data {
 }
 
 impl Data {
+    /// Equal data: compared in place for compiled rules' typed data, as
+    /// JSON for script data.
+    pub fn same_as(&self, other: &Data) -> bool {
+        match (self, other) {
+            (Data::Native(a), Data::Native(b)) => a.same_as(&**b),
+            _ => self.to_json() == other.to_json(),
+        }
+    }
+
     /// The data as JSON: how states are saved and compared. (Null for
     /// script data that is not plain data, which scripts cannot build.)
     pub fn to_json(&self) -> serde_json::Value {

@@ -493,6 +493,6 @@ impl State {
     /// Script data has no `PartialEq`, so it is compared through its JSON
     /// form; this is for tests and checks, not the hot path.
     pub fn same_as(&self, other: &State) -> bool {
-        self.core == other.core && self.history == other.history && self.data.to_json() == other.data.to_json()
+        self.core == other.core && self.history == other.history && self.data.same_as(&other.data)
     }
 }

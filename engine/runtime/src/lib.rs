@@ -485,7 +485,7 @@ impl Query {
 /// What generated code implements: the rule set's entry points on its
 /// typed data.
 pub trait CompiledRules: 'static {
-    type This: Default + Clone + ToValue + FromValue + std::fmt::Debug + 'static;
+    type This: Default + Clone + PartialEq + ToValue + FromValue + std::fmt::Debug + 'static;
     /// The [`rulesmith_compiler`]-made key of the scripts this was built from.
     fn fingerprint(&self) -> &'static str;
     /// (name, arity) of every rule function.
@@ -516,7 +516,7 @@ pub trait CompiledRules: 'static {
 #[derive(Clone, Debug)]
 struct Native<T>(T);
 
-impl<T: Clone + ToValue + std::fmt::Debug + 'static> NativeData for Native<T> {
+impl<T: Clone + PartialEq + ToValue + std::fmt::Debug + 'static> NativeData for Native<T> {
     fn clone_box(&self) -> Box<dyn NativeData> {
         Box::new(self.clone())
     }
@@ -528,6 +528,12 @@ impl<T: Clone + ToValue + std::fmt::Debug + 'static> NativeData for Native<T> {
             }
             None => false,
         }
+    }
+    fn same_as(&self, other: &dyn NativeData) -> bool {
+        other
+            .as_any()
+            .downcast_ref::<Native<T>>()
+            .is_some_and(|o| o.0 == self.0)
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
