@@ -186,7 +186,13 @@ impl Legal {
 
     /// Adds one action (its values already checked).
     pub(crate) fn push(&mut self, action: Action) -> Result<(), String> {
-        self.push_all(std::slice::from_ref(&action))
+        self.grow(1)?;
+        let at = self.singles.len() as u32;
+        // One `push`, not a one-element `extend_from_slice`: this is the
+        // hottest call of a listing, and the slice copy is a `memcpy` call.
+        self.singles.push(action);
+        self.note_singles(at);
+        Ok(())
     }
 
     /// Adds actions listed before (their values already checked).
@@ -194,13 +200,19 @@ impl Legal {
         self.grow(actions.len())?;
         let at = self.singles.len() as u32;
         self.singles.extend_from_slice(actions);
+        self.note_singles(at);
+        Ok(())
+    }
+
+    /// Records that `singles[at..]` were just added: the last segment
+    /// grows when they follow it, else they open a segment of their own.
+    fn note_singles(&mut self, at: u32) {
         let end = self.singles.len() as u32;
         match self.segments.last_mut() {
             Some(Segment::Singles { end: e, .. }) if *e == at => *e = end,
             _ if at == end => {}
             _ => self.segments.push(Segment::Singles { start: at, end }),
         }
-        Ok(())
     }
 
     fn grow(&mut self, by: usize) -> Result<(), String> {
@@ -231,7 +243,10 @@ impl Legal {
     /// Adds a choice of numbers to the current domain.
     pub(crate) fn push_choice(&mut self, numbers: &[i64]) {
         self.starts.push(self.values.len() as u32);
-        self.values.extend_from_slice(numbers);
+        // Choices are one or two numbers: pushed one by one, inline.
+        for &n in numbers {
+            self.values.push(n);
+        }
     }
 
     /// Appends a number to the last choice started.
