@@ -77,6 +77,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let start = std::time::Instant::now();
     let cached = b.cached(&[&out.fingerprint]).is_some();
     let unit = rulesmith_compiler::build::Unit {
+        name: &variant.name,
         fingerprint: &out.fingerprint,
         rust: &out.rust,
     };

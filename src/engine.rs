@@ -169,16 +169,17 @@ fn decide_as(choice: Option<EngineChoice>, default: Preference, variants: &[&Var
         notice(&format!("{e}; running interpreted rules (slower)"));
         return Ok(Engine::Interpreted);
     }
-    let mut outputs = outputs;
-    outputs.sort_by(|a, b| a.fingerprint.cmp(&b.fingerprint));
-    outputs.dedup_by(|a, b| a.fingerprint == b.fingerprint);
-    let units: Vec<Unit<'_>> = outputs
+    let mut units: Vec<Unit<'_>> = variants
         .iter()
-        .map(|o| Unit {
+        .zip(&outputs)
+        .map(|(v, o)| Unit {
+            name: &v.name,
             fingerprint: &o.fingerprint,
             rust: &o.rust,
         })
         .collect();
+    units.sort_by(|a, b| a.fingerprint.cmp(b.fingerprint));
+    units.dedup_by(|a, b| a.fingerprint == b.fingerprint);
     let bin = b
         .binary(&units, &mut |line| notice(line))
         .map_err(|e| Failure::input(e.to_string()))?;
