@@ -144,12 +144,18 @@ fn the_broken_example_is_caught_and_shrunk_to_a_short_record() {
         "200",
         "--seed",
         "1",
+        "--shrink-budget",
+        "800",
         "--out",
         &out.to_string_lossy(),
     ]);
     assert_eq!(o.status.code(), Some(1), "a finding exits 1");
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("FINDING: invariant 'power_in_range'"), "{text}");
+    assert!(
+        text.contains("found after"),
+        "the time to the first break is reported: {text}"
+    );
     assert!(
         text.contains("rulesmith replay variants/examples/broken-repair"),
         "{text}"
@@ -159,7 +165,10 @@ fn the_broken_example_is_caught_and_shrunk_to_a_short_record() {
         .lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
         .count();
-    assert!(lines <= 30, "shrunk to {lines} lines:\n{record}");
+    // The hand-made shortest game is 12 lines; the aim is within 1.5 times.
+    let shortest = entries(&root().join("variants/examples/broken-repair/handmade.record"));
+    assert_eq!(shortest, 12);
+    assert!(lines * 2 <= shortest * 3, "shrunk to {lines} lines:\n{record}");
     // The record shows the break when replayed with --check.
     let r = rulesmith(&[
         "replay",
@@ -212,4 +221,81 @@ fn results_do_not_depend_on_the_number_of_jobs() {
     // Coverage says what was never reached: with two players, no one places.
     let never = &one["coverage"]["never"]["actions"];
     assert!(never.as_array().unwrap().iter().any(|a| a == "place"), "{never}");
+}
+
+/// Decision and chance lines of a record file.
+fn entries(path: &std::path::Path) -> usize {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .filter(|l| !l.split('#').next().unwrap_or("").trim().is_empty())
+        .count()
+}
+
+/// Fuzzes a broken example in-process (interpreted rules) and returns its
+/// shrunk finding; small budgets keep a debug build quick.
+fn shrunk_finding(example: &str, players: usize, seed: u64, games: u32, budget: usize) -> fuzz::Finding {
+    let g = Rc::new(game(&format!("examples/{example}")));
+    let mut game_for = |_: &[(String, i64)]| Ok(g.clone());
+    let opts = Options {
+        players,
+        shrink_budget: budget,
+        ..Options::default()
+    };
+    let batch = fuzz::run_batch(&mut game_for, &opts, &[], seed, games);
+    let (f, _) = batch
+        .finding
+        .unwrap_or_else(|| panic!("{example} ({players} players): no finding in {games} games"));
+    let stats = batch.search.expect("a finding comes with how it was found");
+    assert!(
+        stats.found_lines >= f.record.len(),
+        "shrinking never lengthens a record"
+    );
+    f
+}
+
+/// The shrunk record replays to the same break with `rulesmith replay --check`.
+fn replays_to_the_break(example: &str, players: usize, f: &fuzz::Finding) {
+    let path = std::env::temp_dir().join(format!("rulesmith-{example}-{players}-{}.record", std::process::id()));
+    std::fs::write(&path, f.record.to_text(&[format!("players: {players}")])).unwrap();
+    let o = rulesmith(&[
+        "replay",
+        &format!("variants/examples/{example}"),
+        &path.to_string_lossy(),
+        "--check",
+    ]);
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let FindingKind::Invariant(name) = &f.kind else {
+        panic!("expected an invariant break, got {}", f.kind)
+    };
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains(&format!("invariant '{name}' does not hold")),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn a_quiet_win_that_leaves_the_loser_in_play_is_shrunk_to_the_shortest_game() {
+    let f = shrunk_finding("broken-quiet-win", 2, 1, 64, 400);
+    assert_eq!(f.kind, FindingKind::Invariant("end_consistent".into()), "{}", f.message);
+    // No game shows it in fewer lines: four priority dice, six quiet turns.
+    let shortest = entries(&root().join("variants/examples/broken-quiet-win/handmade.record"));
+    assert_eq!(f.record.len(), shortest, "{}", f.record.to_text(&[]));
+    replays_to_the_break("broken-quiet-win", 2, &f);
+}
+
+#[test]
+fn a_grid_left_with_a_gap_is_found_and_shrunk_with_two_players() {
+    let f = shrunk_finding("broken-compact", 2, 1, 64, 1500);
+    assert_eq!(f.kind, FindingKind::Invariant("compact_grid".into()), "{}", f.message);
+    let handmade = entries(&root().join("variants/examples/broken-compact/handmade-2p.record"));
+    assert!(
+        f.record.len() <= handmade,
+        "{} lines:\n{}",
+        f.record.len(),
+        f.record.to_text(&[])
+    );
+    replays_to_the_break("broken-compact", 2, &f);
 }
