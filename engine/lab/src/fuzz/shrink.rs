@@ -327,7 +327,7 @@ pub struct Shrunk {
 /// its best one (the choices up to a random point, then swarm choices
 /// seeded by `seed`, bounded by the best length); one that breaks the same
 /// way in fewer lines is shrunk in turn, and kept if it ends shorter. This
-/// stops when a quarter of the budget has brought no shorter record.
+/// stops when a tenth of the budget has brought no shorter record.
 pub fn shrink(
     game: &Game,
     opts: &Options,
@@ -364,9 +364,9 @@ pub fn shrink(
     };
     let mut fixed_point = s.passes();
     let mut r = rng::seeded(seed);
-    // New games stop once a quarter of the budget has brought nothing.
+    // New games stop once a tenth of the budget has brought no shorter record.
     let mut last_gain = s.tried;
-    while !s.out_of_budget() && s.tried - last_gain < budget / 4 {
+    while !s.out_of_budget() && s.tried - last_gain < budget / 10 {
         s.tried += 1;
         let cut = rng::below(&mut r, s.best.choices.len() as u32) as usize;
         let prefix = s.best.choices[..cut].to_vec();
@@ -388,7 +388,7 @@ pub fn shrink(
         // Shrink this one from scratch; keep it if it ends shorter.
         let before = std::mem::replace(&mut s.best, *f);
         let converged = s.passes();
-        if key(&s.best.choices) < key(&before.choices) {
+        if s.best.choices.len() < before.choices.len() {
             fixed_point = converged;
             last_gain = s.tried;
             s.report();
