@@ -55,7 +55,7 @@ pub struct Args {
     #[arg(long, value_name = "I/N", value_parser = crate::simulate::parse_shard)]
     pub shard: Option<crate::simulate::Shard>,
     /// Candidate games the shrinker may play for a finding.
-    #[arg(long, default_value_t = 20_000, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = 80_000, value_parser = clap::value_parser!(u32).range(1..))]
     pub shrink_budget: u32,
     /// Also save the finding as a regression case in the variant's tests/
     /// folder (run them with `rulesmith test VARIANT`).

@@ -186,7 +186,11 @@ fn a_script_error_during_play_is_a_finding_naming_file_and_line() {
         rulesmith_rhai::interpreted(Variant::load(root().join("tests/fuzz-variants/script-error")).unwrap()).unwrap(),
     );
     let mut game_for = |_: &[(String, i64)]| Ok(g.clone());
-    let batch = fuzz::run_batch(&mut game_for, &Options::default(), &[], 7, 64);
+    let opts = Options {
+        shrink_budget: 300,
+        ..Options::default()
+    };
+    let batch = fuzz::run_batch(&mut game_for, &opts, &[], 7, 64);
     let (f, _) = batch.finding.expect("the failing script is found");
     assert_eq!(f.kind, FindingKind::Script);
     assert!(f.message.contains("repair.rhai:4"), "{}", f.message);

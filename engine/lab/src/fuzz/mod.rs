@@ -59,7 +59,7 @@ impl Default for Options {
             replay_check: true,
             only_invariant: None,
             text_checks: true,
-            shrink_budget: 20_000,
+            shrink_budget: 80_000,
             on_shrink: None,
         }
     }

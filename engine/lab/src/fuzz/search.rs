@@ -5,13 +5,15 @@
 //! after the first game, half the games start as a mutation of a kept one
 //! (its choices up to a random cut, replayed by action text, then free
 //! choices), as coverage-guided fuzzers grow their corpus. The first break
-//! ends the batch and is shrunk (see [`super::shrink`]).
+//! ends the batch and is shrunk (see [`super::shrink`]), together with a
+//! few other games that break the same way (more starts, fewer local
+//! minima); the shortest record wins.
 
 use super::coverage::{Coverage, Features};
 use super::play::{play_with, Choice};
 use super::shrink;
 use super::swarm::Swarm;
-use super::{Batch, Finding, GameFor, Options, SearchStats, Sweep};
+use super::{Batch, Finding, FindingKind, GameFor, Options, SearchStats, Sweep};
 use rulesmith_core::game::Game;
 use rulesmith_core::rng::{self, GameRng};
 use std::time::Instant;
@@ -58,14 +60,29 @@ pub fn run_batch(game_for: &mut GameFor<'_>, opts: &Options, sweep: &[Sweep], se
                 batch.totals.decisions += found.decisions as u64;
                 let found_lines = found.record.len();
                 let (game, params, found) = simplest_params(game_for, opts, sweep, game, params, *found);
-                let shrunk = shrink::shrink(
-                    &game,
-                    opts,
-                    found,
-                    opts.shrink_budget,
-                    rng::derive(seed, u64::MAX),
-                    opts.on_shrink,
-                );
+                let starts = more_breaks(&game, opts, &kept, found, seed);
+                // Each start gets its share of the budget; the shortest wins.
+                let share = opts.shrink_budget / starts.len();
+                let mut shrunk: Option<shrink::Shrunk> = None;
+                let mut tried = 0;
+                for (k, start) in starts.into_iter().enumerate() {
+                    let s = shrink::shrink(
+                        &game,
+                        opts,
+                        start,
+                        share,
+                        rng::derive(seed, u64::MAX - k as u64),
+                        opts.on_shrink,
+                    );
+                    tried += s.tried;
+                    if shrunk
+                        .as_ref()
+                        .is_none_or(|b| s.finding.record.len() < b.finding.record.len())
+                    {
+                        shrunk = Some(s);
+                    }
+                }
+                let shrunk = shrunk.expect("at least the first break is shrunk");
                 let finding = confirmed(&game, opts, shrunk.finding);
                 batch.search = Some(SearchStats {
                     games: batch.totals.games,
@@ -73,7 +90,7 @@ pub fn run_batch(game_for: &mut GameFor<'_>, opts: &Options, sweep: &[Sweep], se
                     found_at,
                     shrunk_at: Instant::now(),
                     found_lines,
-                    shrink_tried: shrunk.tried,
+                    shrink_tried: tried,
                     fixed_point: shrunk.fixed_point,
                     kept: kept.len(),
                 });
@@ -83,6 +100,48 @@ pub fn run_batch(game_for: &mut GameFor<'_>, opts: &Options, sweep: &[Sweep], se
         }
     }
     batch
+}
+
+/// Breaking games to shrink, each a different start: a shrunk record is a
+/// local minimum of the game it started from, so a few starts give a better
+/// chance of a short one.
+const SHRINK_STARTS: usize = 4;
+/// Extra games played to find the other starts.
+const EXTRA_GAMES: u64 = 200;
+
+/// The first break, and up to SHRINK_STARTS - 1 other games that break the
+/// same way (same kind, same message shape), found by more swarm games
+/// (fresh, or from the batch's kept games), played with only the checks
+/// that can show that break.
+fn more_breaks(game: &Game, opts: &Options, kept: &[Vec<Choice>], first: Finding, seed: u64) -> Vec<Finding> {
+    let focused = shrink::focused(opts, &first.kind);
+    let shape = shrink::shape(&first.message);
+    // A game without end is not shrunk (see shrink::shrink): one start.
+    let extra_games = if first.kind == FindingKind::NoEnd {
+        0
+    } else {
+        EXTRA_GAMES
+    };
+    let mut starts = vec![first];
+    for extra in 0..extra_games {
+        if starts.len() >= SHRINK_STARTS {
+            break;
+        }
+        let mut r = rng::seeded(rng::derive(seed ^ 0x5EC0_4D57, extra));
+        let prefix = if !kept.is_empty() && rng::below(&mut r, 2) == 0 {
+            let k = &kept[rng::below(&mut r, kept.len() as u32) as usize];
+            k[..rng::below(&mut r, k.len() as u32 + 1) as usize].to_vec()
+        } else {
+            Vec::new()
+        };
+        let mut swarm = Swarm::new(r, game.variant().actions.len(), &prefix);
+        if let Err(f) = play_with(game, &focused, &mut swarm, &mut Coverage::default()) {
+            if f.kind == starts[0].kind && shrink::shape(&f.message) == shape {
+                starts.push(*f);
+            }
+        }
+    }
+    starts
 }
 
 /// Swept parameter values for one game, uniform in their ranges.
