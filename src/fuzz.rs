@@ -313,6 +313,9 @@ impl Progress {
     fn finish(&self) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
+            // Clears the shrinking line too (see shrink_progress).
+            use std::io::Write as _;
+            let _ = write!(std::io::stderr(), "\r\x1b[2K");
         }
     }
 }
