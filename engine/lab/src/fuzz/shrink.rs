@@ -86,7 +86,7 @@ impl Chooser for Replay<'_> {
                 }
             }
             // Not the smallest outcome: always the smallest would never
-            // break a tie (priority dice rolled again and again).
+            // break a tie (dice rolled again and again until one is higher).
             _ => {
                 self.unlisted += 1;
                 (rng::derive(0xC4A_4CE, self.unlisted) % outcomes.len() as u64) as usize
@@ -255,7 +255,7 @@ impl Shrinker<'_> {
 
     /// Re-deals each chance outcome: first the smaller ones (a simpler
     /// game as long), then the larger ones (kept only when the break then
-    /// comes sooner: a die that hits instead of one that misses).
+    /// comes sooner: a die that changes the game where a low one did not).
     fn redeal_chance(&mut self) -> bool {
         let mut changed = false;
         let mut i = 0;
@@ -322,7 +322,8 @@ pub struct Shrunk {
 /// Shrinks `found` on `game`, playing at most `budget` candidates.
 ///
 /// The passes end at a local minimum, which may still be far from the
-/// shortest game (a side worn down by paid moves where two hits would do).
+/// shortest game (many small steps toward the break where a few large ones
+/// would do).
 /// So, while budget remains, the shrinker also plays new games from a cut of
 /// its best one (the choices up to a random point, then swarm choices
 /// seeded by `seed`, bounded by the best length); one that breaks the same

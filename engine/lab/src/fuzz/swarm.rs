@@ -1,9 +1,9 @@
 //! Swarm testing (Groce et al.): each game draws its own weights over the
 //! variant's action kinds, and forbids some kinds outright, instead of
-//! choosing uniformly among the legal actions. One game favours firing,
-//! another never locks, a third mostly moves: paths that a uniform walk
-//! almost never takes (a side run down to no power that then locks many
-//! targets) come up in a few of them.
+//! choosing uniformly among the legal actions. One game favours one kind of
+//! action, another never takes a second kind, a third mostly takes a
+//! third: paths that a uniform walk almost never takes (the same costly
+//! action many times over, then a rare one) come up in a few of them.
 
 use super::play::{Choice, Chooser};
 use rulesmith_core::game::Game;
