@@ -54,6 +54,13 @@ pub struct Args {
     /// run plays at those indices, with the same seeds.
     #[arg(long, value_name = "I/N", value_parser = crate::simulate::parse_shard)]
     pub shard: Option<crate::simulate::Shard>,
+    /// Candidate games the shrinker may play for a finding.
+    #[arg(long, default_value_t = 80_000, value_parser = clap::value_parser!(u32).range(1..))]
+    pub shrink_budget: u32,
+    /// Also save the finding as a regression case in the variant's tests/
+    /// folder (run them with `rulesmith test VARIANT`).
+    #[arg(long)]
+    pub save_case: bool,
     /// A game still running after this many decisions is a finding.
     #[arg(long, default_value_t = 20_000, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_decisions: u32,
@@ -74,6 +81,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let opts = Options {
         players: n,
         max_decisions: args.max_decisions as usize,
+        shrink_budget: args.shrink_budget as usize,
+        on_shrink: (!args.json && std::io::stderr().is_terminal())
+            .then_some(shrink_progress as fuzz::shrink::OnProgress),
         ..Options::default()
     };
     let batches = args.games.div_ceil(BATCH);
@@ -126,6 +136,14 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let finding = first_fail
         .and_then(|i| results[i].as_ref())
         .and_then(|b| b.finding.clone());
+    let search = first_fail
+        .and_then(|i| results[i].as_ref())
+        .and_then(|b| b.search.clone())
+        .map(|s| Search {
+            find_seconds: s.found_at.duration_since(start).as_secs_f64(),
+            shrink_seconds: s.shrunk_at.duration_since(s.found_at).as_secs_f64(),
+            stats: s,
+        });
     let broken_params: Vec<&Vec<(String, i64)>> = results[..counted]
         .iter()
         .flatten()
@@ -140,8 +158,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
         seconds,
         coverage,
         sweep: &sweep,
+        search,
         written: None,
         unwritten: None,
+        case: None,
     };
     if let Some((f, params)) = &finding {
         let path = args
@@ -166,6 +186,11 @@ pub fn run(args: Args) -> Result<(), Failure> {
                 report.unwritten = Some(path);
             }
         }
+        if args.save_case {
+            let sets = report.sets(params);
+            report.case =
+                Some(crate::test_cmd::save_case(&args.variant, f, n, &sets, args.seed).map_err(Failure::input)?);
+        }
     }
     if args.json {
         crate::outln!("{}", report.json(finding.as_ref(), &broken_params));
@@ -179,6 +204,25 @@ pub fn run(args: Args) -> Result<(), Failure> {
         }),
         None => Ok(()),
     }
+}
+
+/// The live line while a finding shrinks (on a terminal).
+fn shrink_progress(p: &fuzz::shrink::Progress) {
+    use std::io::Write as _;
+    let _ = write!(
+        std::io::stderr(),
+        "\rfuzz: shrinking the finding: {} -> {} record lines ({} games tried)   ",
+        p.from,
+        p.now,
+        p.tried
+    );
+}
+
+/// How the reported finding was found and shrunk, in seconds of this run.
+struct Search {
+    stats: fuzz::SearchStats,
+    find_seconds: f64,
+    shrink_seconds: f64,
 }
 
 /// One worker's games: the base game, and one per swept parameter set.
@@ -269,6 +313,9 @@ impl Progress {
     fn finish(&self) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
+            // Clears the shrinking line too (see shrink_progress).
+            use std::io::Write as _;
+            let _ = write!(std::io::stderr(), "\r\x1b[2K");
         }
     }
 }
@@ -281,7 +328,10 @@ struct Report<'a> {
     seconds: f64,
     coverage: Coverage,
     sweep: &'a [Sweep],
+    search: Option<Search>,
     written: Option<PathBuf>,
+    /// The regression case saved (--save-case).
+    case: Option<PathBuf>,
     /// Where the finding could not be written (its record was printed).
     unwritten: Option<PathBuf>,
 }
@@ -353,8 +403,27 @@ impl Report<'_> {
                     f.step,
                     self.header(f, params).len() + lines
                 );
+                if let Some(s) = &self.search {
+                    crate::outln!(
+                        "  found after {:.1}s and {} decisions ({} games); shrunk from {} to {lines} lines in {:.1}s ({} games tried{})",
+                        s.find_seconds,
+                        t.decisions,
+                        t.games,
+                        s.stats.found_lines,
+                        s.shrink_seconds,
+                        s.stats.shrink_tried,
+                        if s.stats.fixed_point { ", a fixed point" } else { ", budget spent" }
+                    );
+                }
                 if let Some(p) = &self.written {
                     crate::outln!("  shrunk record ({lines} lines) written to {}", p.display());
+                }
+                if let Some(p) = &self.case {
+                    crate::outln!(
+                        "  saved as a regression case: {} (run: rulesmith test {})",
+                        p.display(),
+                        self.args.variant.display()
+                    );
                 }
                 if let Some(p) = &self.unwritten {
                     crate::outln!(
@@ -412,6 +481,12 @@ impl Report<'_> {
                 "turn": f.turn,
                 "step": f.step,
                 "record_lines": f.record.len(),
+                "found_lines": self.search.as_ref().map(|s| s.stats.found_lines),
+                "find_seconds": self.search.as_ref().map(|s| s.find_seconds),
+                "shrink_seconds": self.search.as_ref().map(|s| s.shrink_seconds),
+                "shrink_tried": self.search.as_ref().map(|s| s.stats.shrink_tried),
+                "fixed_point": self.search.as_ref().map(|s| s.stats.fixed_point),
+                "case_file": self.case.as_ref().map(|p| p.display().to_string()),
                 "record_file": self.written.as_ref().map(|p| p.display().to_string()),
                 "replay": self.command(params),
                 "params": params.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<serde_json::Map<_, _>>(),

@@ -44,6 +44,7 @@ mod report;
 mod rows;
 mod schema;
 mod simulate;
+mod test_cmd;
 mod view;
 
 use clap::{Parser, Subcommand};
@@ -77,6 +78,9 @@ enum Command {
     /// Fuzz a rule set: random playouts checking every invariant; a break
     /// is shrunk to a short record.
     Fuzz(fuzz::Args),
+    /// Replay a variant's regression cases (its tests/ folder of records)
+    /// and check what each expects.
+    Test(test_cmd::Args),
     /// Play many games between bots and report win rates, balance, game
     /// length and the variant's statistics.
     Simulate(simulate::SimulateArgs),
@@ -139,6 +143,7 @@ pub fn main_with(compiled: Vec<rulesmith_runtime::Registration>) -> ExitCode {
         Command::Replay(a) => replay::run(a),
         Command::Play(a) => play::run(a),
         Command::Fuzz(a) => fuzz::run(a),
+        Command::Test(a) => test_cmd::run(a),
         Command::Simulate(a) => simulate::simulate(a),
         Command::Compare(a) => simulate::compare(a),
         Command::Merge(a) => merge::run(a),

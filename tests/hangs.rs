@@ -226,6 +226,10 @@ fn a_finding_that_cannot_be_written_is_printed() {
         "tests/fuzz-variants/script-error",
         "--games",
         "16",
+        // A small shrink budget: this tests the output, not the shrinking,
+        // and keeps a debug build quick.
+        "--shrink-budget",
+        "500",
         "--out",
         "/nonexistent-folder/finding.record",
     ]);
