@@ -197,6 +197,29 @@ fn a_script_error_during_play_is_a_finding_naming_file_and_line() {
     assert!(f.message.contains("not written yet"), "{}", f.message);
 }
 
+/// The texts of actions seen before are not checked again, but a list
+/// holding one action twice is still found.
+#[test]
+fn an_action_listed_twice_is_a_finding_even_after_its_text_was_checked() {
+    let g = Rc::new(
+        rulesmith_rhai::interpreted(Variant::load(root().join("tests/fuzz-variants/stay-twice")).unwrap()).unwrap(),
+    );
+    let mut game_for = |_: &[(String, i64)]| Ok(g.clone());
+    let opts = Options {
+        shrink_budget: 300,
+        ..Options::default()
+    };
+    let batch = fuzz::run_batch(&mut game_for, &opts, &[], 3, 16);
+    let (f, _) = batch.finding.expect("the doubled action is found");
+    assert_eq!(
+        f.kind,
+        FindingKind::Check(fuzz::GenericCheck::UniqueTexts),
+        "{}",
+        f.message
+    );
+    assert_eq!(f.message, "'stay' is listed twice");
+}
+
 #[test]
 fn results_do_not_depend_on_the_number_of_jobs() {
     let run = |jobs: &str| {

@@ -44,6 +44,9 @@ pub struct Game {
     /// The rollback copy of the last transactional step, kept so that the
     /// next one copies into its vectors instead of allocating afresh.
     spare: RefCell<Option<State>>,
+    /// Actions whose text is known to parse back to them ([`Game::check_texts`]):
+    /// a text depends only on the variant, so each is checked once.
+    round_trips: RefCell<HashSet<Action>>,
 }
 
 /// How many times a failed step may run in diagnostic mode (see
@@ -66,6 +69,7 @@ impl Game {
             ctx: RefCell::new(Ctx::default()),
             diagnosing: std::cell::Cell::new(false),
             spare: RefCell::new(None),
+            round_trips: RefCell::new(HashSet::new()),
         };
         let problems = game.check_references();
         if problems.is_empty() {
@@ -495,6 +499,32 @@ impl Game {
     // ----- notation ------------------------------------------------------
 
     /// The canonical text of an action, without the seat.
+    /// Checks the notation of a legal list, as the fuzzer does at every
+    /// decision: every action's text parses back to that action, and no
+    /// action is listed twice (then no two share a text either: a text
+    /// parses to one action only). Each action's round trip is checked
+    /// once per `Game`, so a long run pays for texts only while new
+    /// actions appear.
+    pub fn check_texts(&self, legal: &[Action]) -> Result<(), String> {
+        let mut known = self.round_trips.borrow_mut();
+        for a in legal {
+            if known.contains(a) {
+                continue;
+            }
+            let text = self.action_text(a);
+            if self.parse_action(&text) != Some(*a) {
+                return Err(format!("'{text}' does not parse back to itself"));
+            }
+            known.insert(*a);
+        }
+        let mut sorted = legal.to_vec();
+        sorted.sort_unstable_by_key(|a| (a.kind, a.len, a.args));
+        match sorted.windows(2).find(|w| w[0] == w[1]) {
+            Some(w) => Err(format!("'{}' is listed twice", self.action_text(&w[0]))),
+            None => Ok(()),
+        }
+    }
+
     pub fn action_text(&self, action: &Action) -> String {
         let mut s = String::new();
         match self.variant.actions.get(action.kind as usize) {

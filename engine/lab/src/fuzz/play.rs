@@ -294,20 +294,9 @@ impl Checked<'_> {
     }
 
     fn legal_texts(&self, legal: &[Action]) -> Result<(), Box<Finding>> {
-        let mut seen = std::collections::HashSet::with_capacity(legal.len());
-        for a in legal {
-            let text = self.game.action_text(a);
-            if self.game.parse_action(&text) != Some(*a) {
-                return Err(self.check(
-                    GenericCheck::UniqueTexts,
-                    format!("'{text}' does not parse back to itself"),
-                ));
-            }
-            if !seen.insert(text.clone()) {
-                return Err(self.check(GenericCheck::UniqueTexts, format!("'{text}' is listed twice")));
-            }
-        }
-        Ok(())
+        self.game
+            .check_texts(legal)
+            .map_err(|message| self.check(GenericCheck::UniqueTexts, message))
     }
 
     /// The heavier checks, run at some decisions only.
