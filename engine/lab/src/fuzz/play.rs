@@ -128,9 +128,14 @@ pub fn play_with(
     let mut state = game.new_game(opts.players).map_err(|e| g.broke_with(e))?;
     g.invariants(&state, cov)?;
     let mut chance_steps = 0usize;
+    let mut legal = Vec::new();
     loop {
         g.turn = state.core.turn;
-        g.step = game.step_name(&state).to_string();
+        let step = game.step_name(&state);
+        if g.step != step {
+            g.step.clear();
+            g.step.push_str(step);
+        }
         match state.to_move() {
             ToMove::Terminal => break,
             ToMove::Chance => {
@@ -152,7 +157,7 @@ pub fn play_with(
                 let text = game.outcome_text(o);
                 if let Outcome::Card { deck, .. } = o {
                     let d = &game.variant().decks[deck as usize];
-                    *cov.cards.entry(format!("{}/{}", d.name, text)).or_default() += 1;
+                    count(&mut cov.cards, &format!("{}/{}", d.name, text));
                 }
                 g.record.chance(text);
                 // Scratch: after an error the game ends with a finding, and
@@ -180,7 +185,6 @@ pub fn play_with(
                 }
                 // Listed on the state itself, as playouts and bots do, so
                 // that the turn's memo fills up as it does in their games.
-                let mut legal = Vec::new();
                 game.legal_actions_into(&mut state, &mut legal)
                     .map_err(|e| g.broke_with(e))?;
                 if opts.text_checks {
@@ -194,9 +198,8 @@ pub fn play_with(
                     return Ok(Played::default());
                 };
                 let a = legal[index.min(legal.len() - 1)];
-                *cov.steps.entry(g.step.clone()).or_default() += 1;
-                let name = &game.variant().actions[a.kind as usize].template.name;
-                *cov.actions.entry(name.clone()).or_default() += 1;
+                count(&mut cov.steps, &g.step);
+                count(&mut cov.actions, &game.variant().actions[a.kind as usize].template.name);
                 let text = game.action_text(&a);
                 g.choices.push(Choice::Decision {
                     turn: g.turn,
@@ -242,6 +245,17 @@ pub fn play_with(
     })
 }
 
+/// Counts one more `name` in a coverage map, allocating its key only the
+/// first time (this runs several times per decision).
+fn count(map: &mut std::collections::BTreeMap<String, u64>, name: &str) {
+    match map.get_mut(name) {
+        Some(n) => *n += 1,
+        None => {
+            map.insert(name.to_string(), 1);
+        }
+    }
+}
+
 /// A game under check: what a finding needs to say where it broke.
 struct Checked<'a> {
     game: &'a Game,
@@ -280,7 +294,7 @@ impl Checked<'_> {
 
     fn invariants(&self, state: &State, cov: &mut Coverage) -> Result<(), Box<Finding>> {
         for inv in &self.game.variant().invariants {
-            *cov.invariants.entry(inv.name.clone()).or_default() += 1;
+            count(&mut cov.invariants, &inv.name);
         }
         let broken = match &self.opts.only_invariant {
             Some(name) => self.game.broken_invariant(state, name),
