@@ -295,3 +295,47 @@ fn peeking_at_the_commitment_pays_and_the_bots_cannot() {
         100.0 * sd / n.sqrt()
     );
 }
+
+#[test]
+fn resampling_hidden_holds_and_tactic_cards_keeps_every_view_battleship_galaxies() {
+    views_survive_resampling("battleship-galaxies", 2, 4, 300);
+}
+
+/// Long random games of Battleship Galaxies (hundreds of secret tactic
+/// draws and sealed holds, some revealed one decision at a time): every
+/// seat's view determinizes all the way to the end, so the bots never
+/// meet "no redeal fits".
+#[test]
+fn long_battleship_galaxies_games_determinize_to_the_end() {
+    let g = game("battleship-galaxies");
+    let mut positions = 0;
+    for seed in 0..cases(3) as u64 {
+        let mut r = rng::seeded(seed);
+        let mut s = g.new_game(2).unwrap();
+        let mut decisions = 0;
+        loop {
+            match s.to_move() {
+                ToMove::Terminal => break,
+                ToMove::Chance => {
+                    let o = g.sample_outcome(&s, &mut r).unwrap();
+                    g.apply_outcome(&mut s, o).unwrap();
+                }
+                ToMove::Decision(_) => {
+                    if decisions % 40 == 0 {
+                        for viewer in 0..2 {
+                            g.determinize(&s, Some(viewer), &mut r)
+                                .unwrap_or_else(|e| panic!("seed {seed}, decision {decisions}, P{}: {e}", viewer + 1));
+                        }
+                        positions += 1;
+                    }
+                    let legal = g.legal_actions(&s).unwrap();
+                    let a = legal[rng::below(&mut r, legal.len() as u32) as usize];
+                    g.apply_action(&mut s, a).unwrap();
+                    decisions += 1;
+                }
+            }
+        }
+        assert!(decisions > 100, "seed {seed}: {decisions} decisions, not a long game");
+    }
+    assert!(positions > 20);
+}
