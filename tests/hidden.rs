@@ -339,3 +339,33 @@ fn long_battleship_galaxies_games_determinize_to_the_end() {
     }
     assert!(positions > 20);
 }
+
+/// Battleship Galaxies reveals a hold's places one by one: once Blue Hawk
+/// comes out of Everest's hold, the decision that loaded it is public
+/// (`reveal_decision`) and the hold's other places stay secret, so P2's
+/// worlds keep Blue Hawk's loading and still vary the rest of the hold.
+#[test]
+fn a_launched_cargo_ship_reveals_its_own_loading_only() {
+    let g = game("battleship-galaxies");
+    let dir = common::root().join("tests/records/battleship-galaxies");
+    let text = std::fs::read_to_string(dir.join("hold-launch-next-turn.record")).unwrap();
+    let state = rulesmith_core::record::replay(&g, 2, &text, &dir).unwrap();
+    let p1: Vec<bool> = state
+        .core
+        .secret_decisions
+        .iter()
+        .filter(|d| d.seat == 0)
+        .map(|d| d.revealed)
+        .collect();
+    // Everest's four places, then Sentinel's one: only the first is public.
+    assert_eq!(p1, vec![true, false, false, false, false]);
+    let holds = |s: &State| g.summary(s, Some(0)).unwrap()["players"][0]["holds"].to_string();
+    let mut r = rng::seeded(3);
+    let seen: std::collections::BTreeSet<String> = (0..30)
+        .map(|_| holds(&g.determinize(&state, Some(1), &mut r).unwrap()))
+        .collect();
+    assert!(
+        seen.len() > 1,
+        "P2's worlds should vary what is left in the holds: {seen:?}"
+    );
+}
