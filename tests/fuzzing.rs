@@ -77,6 +77,11 @@ fn space_war_keeps_every_invariant() {
     holds("space-war", 2, cases(6), false);
 }
 
+#[test]
+fn battleship_galaxies_keeps_every_invariant() {
+    holds("battleship-galaxies", 2, cases(4), false);
+}
+
 /// Space War's orders listed through the turn memo: recalled groups are
 /// what a listing from scratch gives (memo-is-transparent), game after game.
 #[test]

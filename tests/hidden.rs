@@ -295,3 +295,77 @@ fn peeking_at_the_commitment_pays_and_the_bots_cannot() {
         100.0 * sd / n.sqrt()
     );
 }
+
+#[test]
+fn resampling_hidden_holds_and_tactic_cards_keeps_every_view_battleship_galaxies() {
+    views_survive_resampling("battleship-galaxies", 2, 4, 300);
+}
+
+/// Long random games of Battleship Galaxies (hundreds of secret tactic
+/// draws and sealed holds, some revealed one decision at a time): every
+/// seat's view determinizes all the way to the end, so the bots never
+/// meet "no redeal fits".
+#[test]
+fn long_battleship_galaxies_games_determinize_to_the_end() {
+    let g = game("battleship-galaxies");
+    let mut positions = 0;
+    for seed in 0..cases(3) as u64 {
+        let mut r = rng::seeded(seed);
+        let mut s = g.new_game(2).unwrap();
+        let mut decisions = 0;
+        loop {
+            match s.to_move() {
+                ToMove::Terminal => break,
+                ToMove::Chance => {
+                    let o = g.sample_outcome(&s, &mut r).unwrap();
+                    g.apply_outcome(&mut s, o).unwrap();
+                }
+                ToMove::Decision(_) => {
+                    if decisions % 40 == 0 {
+                        for viewer in 0..2 {
+                            g.determinize(&s, Some(viewer), &mut r)
+                                .unwrap_or_else(|e| panic!("seed {seed}, decision {decisions}, P{}: {e}", viewer + 1));
+                        }
+                        positions += 1;
+                    }
+                    let legal = g.legal_actions(&s).unwrap();
+                    let a = legal[rng::below(&mut r, legal.len() as u32) as usize];
+                    g.apply_action(&mut s, a).unwrap();
+                    decisions += 1;
+                }
+            }
+        }
+        assert!(decisions > 100, "seed {seed}: {decisions} decisions, not a long game");
+    }
+    assert!(positions > 20);
+}
+
+/// Battleship Galaxies reveals a hold's places one by one: once Blue Hawk
+/// comes out of Everest's hold, the decision that loaded it is public
+/// (`reveal_decision`) and the hold's other places stay secret, so P2's
+/// worlds keep Blue Hawk's loading and still vary the rest of the hold.
+#[test]
+fn a_launched_cargo_ship_reveals_its_own_loading_only() {
+    let g = game("battleship-galaxies");
+    let dir = common::root().join("tests/records/battleship-galaxies");
+    let text = std::fs::read_to_string(dir.join("hold-launch-next-turn.record")).unwrap();
+    let state = rulesmith_core::record::replay(&g, 2, &text, &dir).unwrap();
+    let p1: Vec<bool> = state
+        .core
+        .secret_decisions
+        .iter()
+        .filter(|d| d.seat == 0)
+        .map(|d| d.revealed)
+        .collect();
+    // Everest's four places, then Sentinel's one: only the first is public.
+    assert_eq!(p1, vec![true, false, false, false, false]);
+    let holds = |s: &State| g.summary(s, Some(0)).unwrap()["players"][0]["holds"].to_string();
+    let mut r = rng::seeded(3);
+    let seen: std::collections::BTreeSet<String> = (0..30)
+        .map(|_| holds(&g.determinize(&state, Some(1), &mut r).unwrap()))
+        .collect();
+    assert!(
+        seen.len() > 1,
+        "P2's worlds should vary what is left in the holds: {seen:?}"
+    );
+}

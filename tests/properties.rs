@@ -111,6 +111,11 @@ fn battlefield_space_playouts_end_and_replay() {
 }
 
 #[test]
+fn battleship_galaxies_playouts_end_and_replay() {
+    playouts_end_and_replay("battleship-galaxies", 2, 6);
+}
+
+#[test]
 fn battlefield_space_with_other_columns_and_fleets_ends_and_replays() {
     // Every column count the parameter allows, and the fleets swapped.
     let base = Variant::load(common::root().join("variants/battlefield-space")).unwrap_or_else(|e| panic!("{e}"));

@@ -1184,11 +1184,11 @@ impl<'a> Emit<'a> {
         }
         match name {
             "seats" | "active" | "actor" | "turn" | "in_play" | "winner" | "status" | "step" | "draw_game"
-            | "round_left" => {
+            | "round_left" | "last_secret" => {
                 format!("rt.{name}()")
             }
             "end_turn" => format!("rt.end_turn(){at}"),
-            "is_out" | "start_turns" | "set_actor" | "eliminate" | "win" | "reveal_secrets" => {
+            "is_out" | "start_turns" | "set_actor" | "eliminate" | "win" | "reveal_secrets" | "reveal_decision" => {
                 let (lets, n) = self.args(args, &ints);
                 format!("{{ {lets} rt.{name}({}){at} }}", n[0])
             }

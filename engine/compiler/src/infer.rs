@@ -62,6 +62,7 @@ pub const NATIVES: &[&str] = &[
     "has_deck",
     "in_play",
     "is_out",
+    "last_secret",
     "mark",
     "max",
     "min",
@@ -71,6 +72,7 @@ pub const NATIVES: &[&str] = &[
     "recall",
     "remember",
     "reveal",
+    "reveal_decision",
     "reveal_secrets",
     "roll",
     "round_left",
@@ -673,14 +675,16 @@ impl Infer<'_> {
         let arity = |n: usize| args.len() == n;
         let facts = self.facts;
         Ok(match name {
-            "seats" | "active" | "actor" | "turn" | "in_play" | "winner" | "round_left" if arity(0) => int,
+            "seats" | "active" | "actor" | "turn" | "in_play" | "winner" | "round_left" | "last_secret" if arity(0) => {
+                int
+            }
             "status" | "step" if arity(0) => str_,
             "is_out" if arity(1) => {
                 want(self, 0, int);
                 bool_
             }
             "end_turn" | "draw_game" if arity(0) => unit,
-            "start_turns" | "set_actor" | "eliminate" | "win" | "reveal_secrets" if arity(1) => {
+            "start_turns" | "set_actor" | "eliminate" | "win" | "reveal_secrets" | "reveal_decision" if arity(1) => {
                 want(self, 0, int);
                 unit
             }

@@ -389,6 +389,29 @@ impl Ctx {
         Ok(())
     }
 
+    /// The id of the latest secret decision (inside the apply function of
+    /// a `secret` step: the decision being applied), -1 if there is none.
+    /// It is the decision's place in the history, so a replay of the same
+    /// game gives the same id. Scripts keep it to reveal that decision
+    /// alone later (`reveal_decision`).
+    pub fn last_secret(&self) -> i64 {
+        self.core.secret_decisions.last().map_or(-1, |d| d.at as i64)
+    }
+
+    /// One secret decision becomes known to all, the others of its seat
+    /// staying hidden: the one whose id `last_secret` gave.
+    pub fn reveal_decision(&mut self, id: i64) -> Result<(), String> {
+        match self.core.secret_decisions.iter_mut().find(|d| d.at as i64 == id) {
+            Some(d) => {
+                d.revealed = true;
+                Ok(())
+            }
+            None => Err(format!(
+                "reveal_decision: no secret decision has id {id} (ids come from last_secret() in a secret step's apply function)"
+            )),
+        }
+    }
+
     /// How many seats still have to decide in the current round of an
     /// `actor = "every"` step (0 outside one).
     pub fn round_left(&self) -> i64 {

@@ -16,7 +16,16 @@
 //! chance event, or one hidden decision, form a group; where the world
 //! stops fitting, the latest group is drawn afresh: at random
 //! ([`RANDOM_TRIES`] times), then combination by combination (so that a
-//! world is found even when few draws fit), then the group before it. Draws
+//! world is found even when few draws fit), then the group before it.
+//!
+//! Long games hold many hidden groups, and the one a misfit comes from may
+//! lie far back (a secret decision early on, which a public action many
+//! secret draws later contradicts). Searching every group in between would
+//! take forever, so the search jumps back: when [`QUICK_TRIES`] draws of
+//! a group all fail at the very same step, that group is taken to be
+//! innocent of that misfit; it and every later group are left alone (not
+//! redrawn on purpose) until an earlier group's draw makes the replay fail
+//! elsewhere or fit. Draws
 //! come from what the replayed game holds at that point, never from the
 //! truth:
 //!
@@ -56,6 +65,11 @@ struct Point {
     /// there are.
     next: u64,
     combinations: u64,
+    /// The step where the worlds drawn from here failed, while they all
+    /// failed at the same one.
+    failed_at: Option<usize>,
+    /// Some of them failed elsewhere: this group may matter.
+    varied: bool,
 }
 
 /// How a group's hidden steps are chosen.
@@ -74,6 +88,10 @@ struct NoFit;
 
 /// Random draws of a group before trying its combinations one by one.
 const RANDOM_TRIES: u32 = 64;
+
+/// Draws of a group that all fail at the same later step before the search
+/// jumps back past it (see the module's documentation).
+const QUICK_TRIES: u32 = 12;
 
 impl Game {
     /// A state that `viewer` cannot tell from `state`: every card dealt in
@@ -211,10 +229,12 @@ impl Game {
     ) -> Result<State, NoFit> {
         let (steps, seen, shapes) = (walk.steps, walk.seen, walk.shapes);
         let n = steps.len();
-        let budget = 64 * n + 65_536;
+        let budget = 512 * n + 65_536;
         let mut s = self.new_game(seats).map_err(|_| NoFit)?;
         let mut stack: Vec<Point> = Vec::new();
         let mut i = 0;
+        // A misfit at step `.0` that no group from step `.1` on cures.
+        let mut innocent_from: Option<(usize, usize)> = None;
         'replay: loop {
             // Forward as far as the world fits.
             let fits = loop {
@@ -244,6 +264,8 @@ impl Game {
                     tries: 1,
                     next: 0,
                     combinations,
+                    failed_at: None,
+                    varied: false,
                 });
                 if !self.redeal_group(&mut s, i, end, walk, Draw::Random, rng) {
                     break false;
@@ -253,6 +275,8 @@ impl Game {
             if fits {
                 return Ok(s);
             }
+            // The step where this world stopped fitting.
+            let mut misfit = i;
             // Draw the latest group afresh: at random a few times, then
             // combination by combination; when none fits, the group before
             // it.
@@ -261,8 +285,33 @@ impl Game {
                     return Err(NoFit);
                 }
                 let Some(p) = stack.last_mut() else {
-                    return Err(NoFit);
+                    // Every group was drawn afresh or jumped over: start
+                    // again from the first step, with new draws, while the
+                    // budget lasts (the jumps are a guess, so this is
+                    // where a wrong guess is mended).
+                    s = self.new_game(seats).map_err(|_| NoFit)?;
+                    i = 0;
+                    innocent_from = None;
+                    continue 'replay;
                 };
+                if let Some((step, from)) = innocent_from {
+                    if step != misfit {
+                        innocent_from = None;
+                    } else if p.at >= from {
+                        stack.pop();
+                        continue;
+                    }
+                }
+                match p.failed_at {
+                    None => p.failed_at = Some(misfit),
+                    Some(f) if f != misfit => p.varied = true,
+                    Some(_) => {}
+                }
+                if !p.varied && p.tries >= QUICK_TRIES && p.failed_at.is_some_and(|f| f > p.end) {
+                    innocent_from = Some((misfit, p.at));
+                    stack.pop();
+                    continue;
+                }
                 let how = if p.tries < RANDOM_TRIES {
                     p.tries += 1;
                     Draw::Random
@@ -278,6 +327,7 @@ impl Game {
                     i = p.end + 1;
                     continue 'replay;
                 }
+                misfit = p.at;
             }
         }
     }
@@ -395,17 +445,30 @@ impl Game {
         }
     }
 
-    /// Whether `card` can be drawn at hidden step `at` (see `pick_card`).
+    /// Whether `card` can be drawn at hidden step `at` (see `pool`).
     fn in_pool(&self, s: &State, at: usize, open_draws: &[(usize, u16, u16)], card: u16) -> bool {
         let Some(ChanceSource::Deck { deck, .. }) = s.core.chance.as_ref().map(|p| &p.source) else {
             return false;
         };
-        let in_pile = s.core.decks[*deck].iter().filter(|&&c| c == card).count();
-        let drawn_later = open_draws
-            .iter()
-            .filter(|(i, d, c)| *i > at && *d as usize == *deck && *c == card)
-            .count();
-        in_pile > drawn_later
+        self.pool(s, *deck, at, open_draws).contains(&card)
+    }
+
+    /// The cards a hidden draw at step `at` may take from `deck`: its pile
+    /// less the cards the history later draws in the open from it. When a
+    /// pile is shuffled into again before those later draws (a discard pile
+    /// made the new deck), that can leave nothing, though the true card was
+    /// there: then the whole pile, and the replay checks the rest.
+    fn pool(&self, s: &State, deck: usize, at: usize, open_draws: &[(usize, u16, u16)]) -> Vec<u16> {
+        let mut pool: Vec<u16> = s.core.decks[deck].clone();
+        for &(_, _, c) in open_draws.iter().filter(|(i, d, _)| *i > at && *d as usize == deck) {
+            if let Some(k) = pool.iter().position(|&x| x == c) {
+                pool.swap_remove(k);
+            }
+        }
+        if pool.is_empty() {
+            pool = s.core.decks[deck].clone();
+        }
+        pool
     }
 
     /// A hidden decision drawn afresh: one of the legal actions, uniformly.
@@ -438,12 +501,7 @@ impl Game {
         else {
             return None;
         };
-        let mut pool: Vec<u16> = s.core.decks[deck].clone();
-        for &(_, _, c) in open_draws.iter().filter(|(i, d, _)| *i > at && *d as usize == deck) {
-            if let Some(k) = pool.iter().position(|&x| x == c) {
-                pool.swap_remove(k);
-            }
-        }
+        let mut pool = self.pool(s, deck, at, open_draws);
         if pool.is_empty() {
             return None;
         }

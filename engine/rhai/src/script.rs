@@ -682,6 +682,14 @@ fn register_cards(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) 
     engine.register_fn("reveal_secrets", move |seat: INT| -> NativeResult<()> {
         Ok(c.borrow_mut().reveal_secrets(seat)?)
     });
+    // last_secret(): the id of the secret decision being applied;
+    // reveal_decision(id): that decision alone becomes public.
+    let c = ctx.clone();
+    engine.register_fn("last_secret", move || c.borrow().last_secret());
+    let c = ctx.clone();
+    engine.register_fn("reveal_decision", move |id: INT| -> NativeResult<()> {
+        Ok(c.borrow_mut().reveal_decision(id)?)
+    });
     // this.card_hook(deck, id, hook, args): runs the card's hook with the
     // game data as `this`; () when the card has no such hook.
     let i = info.clone();

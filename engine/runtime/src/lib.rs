@@ -412,6 +412,14 @@ impl Rt<'_> {
         self.cx.reveal_secrets(seat)
     }
 
+    pub fn last_secret(&self) -> i64 {
+        self.cx.last_secret()
+    }
+
+    pub fn reveal_decision(&mut self, id: i64) -> Result<(), String> {
+        self.cx.reveal_decision(id)
+    }
+
     pub fn round_left(&self) -> i64 {
         self.cx.round_left()
     }
