@@ -8,7 +8,7 @@
 //! same arguments, so the user sees one command either way.
 
 use crate::Failure;
-use rulesmith_compiler::build::{Builder, Unit};
+use rulesmith_compiler::build::{BuildError, Builder, Unit};
 use rulesmith_core::{Game, Variant};
 use rulesmith_runtime::Registration;
 use std::io::Write as _;
@@ -180,9 +180,28 @@ fn decide_as(choice: Option<EngineChoice>, default: Preference, variants: &[&Var
         .collect();
     units.sort_by(|a, b| a.fingerprint.cmp(b.fingerprint));
     units.dedup_by(|a, b| a.fingerprint == b.fingerprint);
-    let bin = b
-        .binary(&units, &mut |line| notice(line))
-        .map_err(|e| Failure::input(e.to_string()))?;
+    // Generated Rust that does not build is a compiler bug: say so, and
+    // unless compiled rules were asked for, play on the interpreter.
+    if !explicit {
+        if let Some(log) = b.failed(&fps) {
+            notice(&format!(
+                "the compiled rules failed to build before (a compiler bug; cargo's output is in {}); running interpreted rules",
+                log.display()
+            ));
+            return Ok(Engine::Interpreted);
+        }
+    }
+    let bin = match b.binary(&units, &mut |line| notice(line)) {
+        Ok(bin) => bin,
+        Err(e @ BuildError::Cargo { .. }) if !explicit => {
+            notice(&format!(
+                "{}; this is a bug of the compiler, not of your scripts: running interpreted rules",
+                e.to_string().lines().next().unwrap_or("").trim_end_matches(':')
+            ));
+            return Ok(Engine::Interpreted);
+        }
+        Err(e) => return Err(Failure::input(e.to_string())),
+    };
     Err(run_instead(bin))
 }
 

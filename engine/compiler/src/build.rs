@@ -105,6 +105,21 @@ impl Builder {
         bin.is_file().then_some(bin)
     }
 
+    /// The log of an earlier build of these fingerprints that failed, if
+    /// any: the generated Rust did not compile (a compiler bug, since the
+    /// scripts passed the interpreter's checks), so it is not retried
+    /// until the scripts or Rulesmith change.
+    pub fn failed(&self, fingerprints: &[&str]) -> Option<PathBuf> {
+        let marker = self.failure_marker(&key(fingerprints));
+        std::fs::read_to_string(marker).ok().map(PathBuf::from)
+    }
+
+    fn failure_marker(&self, key: &str) -> PathBuf {
+        self.cache
+            .join("bin")
+            .join(format!("rulesmith-{key}-{}.failed", self.stamp))
+    }
+
     fn bin_path(&self, key: &str) -> PathBuf {
         self.cache.join("bin").join(format!(
             "rulesmith-{key}-{}{}",
@@ -189,7 +204,14 @@ impl Builder {
                     continue;
                 }
                 Err(BuildError::Cargo { .. }) if !ours => continue,
-                Err(e) => return Err(e),
+                Err(e) => {
+                    if let BuildError::Cargo { log, .. } = &e {
+                        let marker = self.failure_marker(&key);
+                        let _ = std::fs::create_dir_all(self.cache.join("bin"));
+                        let _ = std::fs::write(marker, log.display().to_string());
+                    }
+                    return Err(e);
+                }
             };
             // Binaries of older builds of Rulesmith for the same rules go.
             let older = format!("rulesmith-{key}-");
