@@ -179,6 +179,63 @@ fn without_a_toolchain_the_interpreter_runs_with_a_notice() {
     );
 }
 
+/// Generated Rust that does not build (a compiler bug) must not stop a
+/// designer: the commands that prefer compiled rules say so in one line and
+/// play on the interpreter, and the failure is remembered (no second
+/// build); asking for compiled rules is an error naming cargo's log.
+#[cfg(unix)]
+#[test]
+fn compiled_rules_that_do_not_build_fall_back_to_the_interpreter() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = std::env::temp_dir().join(format!("rulesmith-bad-cargo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // A cargo that runs, but fails every build, counting its builds.
+    let cargo = dir.join("cargo");
+    let builds = dir.join("builds");
+    std::fs::write(
+        &cargo,
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'cargo 1.0'; exit 0; fi\n\
+             echo build >> '{}'\necho 'error[E0308]: mismatched types' >&2\nexit 101\n",
+            builds.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", dir.display(), std::env::var("PATH").unwrap_or_default());
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_rulesmith"))
+            .args(args)
+            .current_dir(root())
+            .env("PATH", &path)
+            .env("RULESMITH_CACHE", dir.join("cache"))
+            .output()
+            .expect("runs")
+    };
+    let builds_so_far = || std::fs::read_to_string(&builds).map(|t| t.lines().count()).unwrap_or(0);
+    for _ in 0..2 {
+        let o = run(&["simulate", "variants/sirius-basic", "--games", "3"]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert!(stdout(&o).contains("3 games"), "{}", stdout(&o));
+        let e = stderr(&o);
+        assert!(
+            e.contains("build.log") && e.contains("running interpreted rules"),
+            "{e}"
+        );
+    }
+    assert_eq!(builds_so_far(), 1, "a failed build is not tried again");
+    let o = run(&[
+        "simulate",
+        "variants/sirius-basic",
+        "--games",
+        "3",
+        "--engine",
+        "compiled",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("build.log"), "{}", stderr(&o));
+}
+
 /// `--explain` lists what stays dynamic, with the place and the reason.
 #[test]
 fn explain_lists_the_dynamic_values_and_why() {
