@@ -161,3 +161,10 @@ pub fn main_with(compiled: Vec<rulesmith_runtime::Registration>) -> ExitCode {
         }
     }
 }
+
+/// Checks one scenario record against the expectation files beside it
+/// (`.json`, `.legal`, `.error`, `.holds`), with the interpreter, exactly
+/// as `rulesmith test` does: what was checked, or why it failed.
+pub fn check_scenario(variant: &std::path::Path, record: &std::path::Path) -> Result<String, String> {
+    test_cmd::check_case(variant, record, &common::VariantArgs::default())
+}

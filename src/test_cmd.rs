@@ -125,7 +125,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
 }
 
 /// Checks one case; says what it checked, or why it fails.
-fn check_case(variant: &Path, path: &Path, common: &VariantArgs) -> Result<String, String> {
+pub(crate) fn check_case(variant: &Path, path: &Path, common: &VariantArgs) -> Result<String, String> {
     let rg = record_game(variant, path, None, common).map_err(|f| f.message)?;
     let (game, players, text) = (&rg.game, rg.players, &rg.text);
     let sibling = |ext: &str| std::fs::read_to_string(path.with_extension(ext)).ok();
