@@ -127,38 +127,9 @@ pub struct Core {
 /// new field cannot be forgotten here.
 impl Clone for Core {
     fn clone(&self) -> Self {
-        let Core {
-            seats,
-            out,
-            active,
-            actor,
-            step,
-            turn,
-            status,
-            chance,
-            decks,
-            stats,
-            secrets,
-            secret_decisions,
-            round,
-            memo,
-        } = self;
-        Core {
-            seats: *seats,
-            out: out.clone(),
-            active: *active,
-            actor: *actor,
-            step: *step,
-            turn: *turn,
-            status: *status,
-            chance: chance.clone(),
-            decks: decks.clone(),
-            stats: stats.clone(),
-            secrets: secrets.clone(),
-            secret_decisions: secret_decisions.clone(),
-            round: *round,
-            memo: memo.clone(),
-        }
+        let mut copy = Core::default();
+        copy.clone_from(self);
+        copy
     }
 
     fn clone_from(&mut self, source: &Self) {

@@ -32,12 +32,7 @@ pub fn run_batch(game_for: &mut GameFor<'_>, opts: &Options, sweep: &[Sweep], se
         let params = draw_params(&mut r, sweep);
         // Parameters the variant itself refuses are no finding.
         let Ok(game) = game_for(&params) else { continue };
-        let prefix = if !kept.is_empty() && rng::below(&mut r, 2) == 0 {
-            let k = &kept[rng::below(&mut r, kept.len() as u32) as usize];
-            k[..rng::below(&mut r, k.len() as u32 + 1) as usize].to_vec()
-        } else {
-            Vec::new()
-        };
+        let prefix = mutation_prefix(&mut r, &kept);
         let mut swarm = Swarm::new(r, game.variant().actions.len(), &prefix);
         let mut cov = Coverage::default();
         game.track_calls(true);
@@ -128,12 +123,7 @@ fn more_breaks(game: &Game, opts: &Options, kept: &[Vec<Choice>], first: Finding
             break;
         }
         let mut r = rng::seeded(rng::derive(seed ^ 0x5EC0_4D57, extra));
-        let prefix = if !kept.is_empty() && rng::below(&mut r, 2) == 0 {
-            let k = &kept[rng::below(&mut r, kept.len() as u32) as usize];
-            k[..rng::below(&mut r, k.len() as u32 + 1) as usize].to_vec()
-        } else {
-            Vec::new()
-        };
+        let prefix = mutation_prefix(&mut r, kept);
         let mut swarm = Swarm::new(r, game.variant().actions.len(), &prefix);
         if let Err(f) = play_with(game, &focused, &mut swarm, &mut Coverage::default()) {
             if f.kind == starts[0].kind && shrink::shape(&f.message) == shape {
@@ -204,4 +194,14 @@ fn confirmed(game: &Game, opts: &Options, shrunk: Finding) -> Finding {
         Err(f) => *f,
         Ok(_) => shrunk,
     }
+}
+
+/// Half the time, a random cut of a random kept game (its choices up to a
+/// random point), for the next game to start from; otherwise nothing.
+fn mutation_prefix(r: &mut rng::GameRng, kept: &[Vec<Choice>]) -> Vec<Choice> {
+    if kept.is_empty() || rng::below(r, 2) != 0 {
+        return Vec::new();
+    }
+    let k = &kept[rng::below(r, kept.len() as u32) as usize];
+    k[..rng::below(r, k.len() as u32 + 1) as usize].to_vec()
 }
