@@ -295,11 +295,11 @@ mod tests {
 
     #[test]
     fn a_slot_depends_on_the_names_only_and_a_key_on_the_contents() {
-        assert_eq!(slot(&["sirius-basic"]), slot(&["sirius-basic"]));
-        assert_ne!(slot(&["sirius-basic"]), slot(&["sirius-lifeboats"]));
+        assert_eq!(slot(&["duel-basic"]), slot(&["duel-basic"]));
+        assert_ne!(slot(&["duel-basic"]), slot(&["duel-advanced"]));
         assert_ne!(slot(&["a", "b"]), slot(&["a"]));
         assert_eq!(key(&["f1", "f2"]), key(&["f2", "f1"]));
         assert_ne!(key(&["f1"]), key(&["f2"]));
-        assert_eq!(ident("sirius-basic 2"), "sirius_basic_2");
+        assert_eq!(ident("duel-basic 2"), "duel_basic_2");
     }
 }
