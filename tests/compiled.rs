@@ -33,6 +33,7 @@ fn every_shipped_variant_plays_identically_compiled() {
         ("examples/broken-repair", "60"),
         ("battlefield-space", "20"),
         ("space-war", "16"),
+        ("battleship-galaxies", "12"),
     ];
     for (variant, games) in cases {
         let path = format!("variants/{variant}");

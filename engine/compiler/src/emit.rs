@@ -829,11 +829,11 @@ impl<'a> Emit<'a> {
     /// The value of `e`, an owned Rust value of its inferred type.
     pub fn expr(&mut self, e: &Expr) -> String {
         let ty = self.t.expr_ty[e.id];
-        match &e.kind {
-            Kind::Int(i) => format!("({i}i64)"),
-            Kind::Bool(b) => b.to_string(),
-            Kind::Str(s) => format!("Str::lit({s:?})"),
-            Kind::Unit => "()".into(),
+        let literal = match &e.kind {
+            Kind::Int(i) => Some(format!("({i}i64)")),
+            Kind::Bool(b) => Some(b.to_string()),
+            Kind::Str(s) => Some(format!("Str::lit({s:?})")),
+            Kind::Unit => Some("()".into()),
             Kind::Interp(parts) => {
                 let mut code = String::from("{ let mut __s = String::new(); ");
                 for p in parts {
@@ -841,7 +841,22 @@ impl<'a> Emit<'a> {
                     let _ = write!(code, "push_text(&mut __s, &({c})); ");
                 }
                 code.push_str("Str::from(__s) }");
+                Some(code)
+            }
+            _ => None,
+        };
+        if let Some(code) = literal {
+            // A literal whose place holds values of several kinds (a map
+            // field that is a number here and a string there) is dynamic.
+            return if self.shape(ty) == Shape::Dyn {
+                format!("ToValue::to_value(&({code}))")
+            } else {
                 code
+            };
+        }
+        match &e.kind {
+            Kind::Int(_) | Kind::Bool(_) | Kind::Str(_) | Kind::Unit | Kind::Interp(_) => {
+                unreachable!("literals above")
             }
             Kind::Var(v) => {
                 let copy = self.is_copy(ty);
@@ -1687,14 +1702,14 @@ impl<'a> Emit<'a> {
         let facts = self.facts;
         let find = |name: &Option<String>, arity: usize| -> Option<FnId> {
             let n = name.as_ref()?;
-            self.funcs
-                .iter()
-                .rposition(|f| f.owner == Owner::Rules && &f.name == n && f.params.len() == arity)
+            self.funcs.iter().rposition(|f| {
+                f.owner == Owner::Rules && f.copy_of.is_none() && &f.name == n && f.params.len() == arity
+            })
         };
         let find_name = |n: &str, arity: usize| -> Option<FnId> {
             self.funcs
                 .iter()
-                .rposition(|f| f.owner == Owner::Rules && f.name == n && f.params.len() == arity)
+                .rposition(|f| f.owner == Owner::Rules && f.copy_of.is_none() && f.name == n && f.params.len() == arity)
         };
         let call = |this: &Self, id: Option<FnId>, args: &str| -> String {
             match id {
@@ -1715,6 +1730,9 @@ impl<'a> Emit<'a> {
         let mut names = String::new();
         for f in self.funcs {
             match &f.owner {
+                Owner::Rules if f.copy_of.is_some() => {
+                    let _ = write!(names, "{:?}, ", f.name);
+                }
                 Owner::Rules => {
                     let _ = write!(sigs, "({:?}, {}), ", f.name, f.params.len());
                     let _ = write!(names, "{:?}, ", f.name);

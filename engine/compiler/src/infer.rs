@@ -147,6 +147,9 @@ pub struct Typed {
 enum Deferred {
     /// `src` flows into `dst` (if branches, returns).
     Join { dst: Ty, src: Ty, at: String },
+    /// Like `Join`, but a dynamic `src` flows as `typed` (a value read
+    /// after `type_of` checked its kind).
+    Narrow { dst: Ty, src: Ty, typed: Ty, at: String },
     /// `res = a + b`.
     Add { res: Ty, a: Ty, b: Ty },
     /// `a <op> b` for a comparison.
@@ -159,6 +162,8 @@ pub struct Infer<'a> {
     /// Rule functions by (name, arity); card functions by (deck, card, name, arity).
     rule_fns: &'a HashMap<(String, usize), FnId>,
     card_fns: &'a HashMap<(usize, usize, String, usize), FnId>,
+    /// Calls sent to a copy of their function (see `specialize.rs`).
+    sites: &'a HashMap<ExprId, FnId>,
     t: Typed,
     deferred: Vec<Deferred>,
 }
@@ -168,6 +173,7 @@ pub fn infer(
     funcs: &[Func],
     rule_fns: &HashMap<(String, usize), FnId>,
     card_fns: &HashMap<(usize, usize, String, usize), FnId>,
+    sites: &HashMap<ExprId, FnId>,
     expr_count: usize,
 ) -> Result<Typed, CompileError> {
     let mut store = Store::default();
@@ -213,6 +219,7 @@ pub fn infer(
         funcs,
         rule_fns,
         card_fns,
+        sites,
         t,
         deferred: Vec::new(),
     };
@@ -450,7 +457,16 @@ impl Infer<'_> {
                 let mut fields = BTreeMap::new();
                 for (k, x) in items {
                     let xt = self.expr(id, f, x, true)?;
-                    fields.insert(k.clone(), Field { ty: xt, always: true });
+                    // The value flows into the field: a field that also
+                    // gets strings elsewhere must not make the array this
+                    // number was read from dynamic.
+                    let ft = self.t.store.fresh();
+                    self.deferred.push(Deferred::Join {
+                        dst: ft,
+                        src: xt,
+                        at: format!("{} line {}: field {k}", f.name, x.pos.line),
+                    });
+                    fields.insert(k.clone(), Field { ty: ft, always: true });
                 }
                 self.t.store.rec(None, fields)
             }
@@ -507,11 +523,30 @@ impl Infer<'_> {
                 if used {
                     self.t.value_used.insert(e.id);
                     let res = self.t.store.fresh();
-                    for src in [at, bt].into_iter().flatten() {
+                    let here = format!("{} line {}", f.name, e.pos.line);
+                    if let (Some(src), Some(shape)) = (at, narrowed_then(c, a)) {
+                        // `if type_of(x) == "i64" { x } else { 0 }`: if `x`
+                        // is dynamic, the branch is still a number
+                        // (converted, and checked, in the generated code).
+                        let typed = self.t.store.make(shape);
+                        self.deferred.push(Deferred::Narrow {
+                            dst: res,
+                            src,
+                            typed,
+                            at: here.clone(),
+                        });
+                    } else if let Some(src) = at {
                         self.deferred.push(Deferred::Join {
                             dst: res,
                             src,
-                            at: format!("{} line {}", f.name, e.pos.line),
+                            at: here.clone(),
+                        });
+                    }
+                    if let Some(src) = bt {
+                        self.deferred.push(Deferred::Join {
+                            dst: res,
+                            src,
+                            at: here,
                         });
                     }
                     res
@@ -617,8 +652,10 @@ impl Infer<'_> {
         args: &[Expr],
         with_this: bool,
     ) -> Result<Ty, CompileError> {
-        // Script functions first: the card's own, or the rules'.
+        // Script functions first: a copy made for this call, the card's
+        // own, or the rules'.
         let target = match &f.owner {
+            _ if self.sites.contains_key(&e.id) => self.sites.get(&e.id).copied(),
             Owner::Rules => self.rule_fns.get(&(name.to_string(), args.len())).copied(),
             // A card's own functions, else the rules' (the loader refuses a
             // card function that shares a rule function's name and arity).
@@ -1108,8 +1145,19 @@ impl Infer<'_> {
             let mut changed = false;
             let deferred = std::mem::take(&mut self.deferred);
             for d in &deferred {
+                let join = match *d {
+                    Deferred::Join { dst, src, ref at } => Some((dst, src, at)),
+                    Deferred::Narrow {
+                        dst,
+                        src,
+                        typed,
+                        ref at,
+                    } => Some((dst, if self.t.store.is_dyn(src) { typed } else { src }, at)),
+                    _ => None,
+                };
                 match *d {
-                    Deferred::Join { dst, src, ref at } => {
+                    Deferred::Join { .. } | Deferred::Narrow { .. } => {
+                        let (dst, src, at) = join.expect("a join");
                         // A value flows: scalars copy their kind (no shared
                         // class, so a later conflict at `dst` cannot spread
                         // back to `src`); arrays and maps are one value and
@@ -1227,6 +1275,59 @@ impl Infer<'_> {
                 defaults = true;
             }
         }
+    }
+}
+
+/// The type a branch's value is known to have when its condition is
+/// `type_of(x) == "T"` and the branch is just `x` (an optional value read
+/// after its test).
+fn narrowed_then(cond: &Expr, then: &Block) -> Option<Shape> {
+    let Kind::Binary(BinOp::Eq, l, r) = &cond.kind else {
+        return None;
+    };
+    let (call, name) = match (&l.kind, &r.kind) {
+        (Kind::Call { .. }, Kind::Str(n)) => (l, n),
+        (Kind::Str(n), Kind::Call { .. }) => (r, n),
+        _ => return None,
+    };
+    let Kind::Call {
+        name: f,
+        args,
+        with_this: false,
+    } = &call.kind
+    else {
+        return None;
+    };
+    let shape = match name.as_str() {
+        "i64" => Shape::Int,
+        "bool" => Shape::Bool,
+        "string" => Shape::Str,
+        _ => return None,
+    };
+    match (f.as_str(), args.as_slice(), then.stmts.as_slice()) {
+        ("type_of", [tested], [Stmt::Expr(x)]) if same_place(tested, x) => Some(shape),
+        _ => None,
+    }
+}
+
+/// Two expressions that read the same place: a variable, or a path of
+/// fields and literal or variable indices from the same root.
+fn same_place(a: &Expr, b: &Expr) -> bool {
+    match (&a.kind, &b.kind) {
+        (Kind::Var(x), Kind::Var(y)) => x == y,
+        (Kind::This, Kind::This) => true,
+        (Kind::Int(x), Kind::Int(y)) => x == y,
+        (Kind::Str(x), Kind::Str(y)) => x == y,
+        (Kind::Path(ra, sa), Kind::Path(rb, sb)) => {
+            same_place(ra, rb)
+                && sa.len() == sb.len()
+                && sa.iter().zip(sb).all(|(x, y)| match (x, y) {
+                    (Seg::Field(m), Seg::Field(n)) => m == n,
+                    (Seg::Index(i), Seg::Index(j)) => same_place(i, j),
+                    _ => false,
+                })
+        }
+        _ => false,
     }
 }
 

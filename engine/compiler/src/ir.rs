@@ -33,6 +33,9 @@ pub struct Func {
     pub file: usize,
     pub pos: Pos,
     pub vars: Vec<String>,
+    /// A copy of another rule function, made for some of its calls (see
+    /// `specialize.rs`); not an entry point, not listed by name.
+    pub copy_of: Option<FnId>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -219,5 +222,75 @@ pub fn walk_stmt<'a>(s: &'a Stmt, f: &mut dyn FnMut(&'a Expr)) {
         }
         Stmt::Return(Some(e), _) => walk_expr(e, f),
         Stmt::Break(_) | Stmt::Continue(_) | Stmt::Return(None, _) => {}
+    }
+}
+
+/// Gives every expression in `b` a new number from `next`: a copy of a
+/// function must not share its original's side tables.
+pub fn renumber_block(b: &mut Block, next: &mut ExprId) {
+    for s in &mut b.stmts {
+        renumber_stmt(s, next);
+    }
+}
+
+fn renumber_stmt(s: &mut Stmt, next: &mut ExprId) {
+    match s {
+        Stmt::Let(_, e) | Stmt::Expr(e) => renumber_expr(e, next),
+        Stmt::Assign { place, value, .. } => {
+            renumber_expr(value, next);
+            renumber_expr(place, next);
+        }
+        Stmt::While(c, b, _) | Stmt::Do(b, c, _, _) => {
+            renumber_expr(c, next);
+            renumber_block(b, next);
+        }
+        Stmt::For { iter, body, .. } => {
+            match iter {
+                Iter::Range { from, to, .. } => {
+                    renumber_expr(from, next);
+                    renumber_expr(to, next);
+                }
+                Iter::Array(a) => renumber_expr(a, next),
+            }
+            renumber_block(body, next);
+        }
+        Stmt::Return(Some(e), _) => renumber_expr(e, next),
+        Stmt::Break(_) | Stmt::Continue(_) | Stmt::Return(None, _) => {}
+    }
+}
+
+fn renumber_expr(e: &mut Expr, next: &mut ExprId) {
+    e.id = *next;
+    *next += 1;
+    match &mut e.kind {
+        Kind::Int(_) | Kind::Bool(_) | Kind::Str(_) | Kind::Unit | Kind::Var(_) | Kind::This => {}
+        Kind::Array(items) | Kind::And(items) | Kind::Or(items) | Kind::Interp(items) => {
+            items.iter_mut().for_each(|x| renumber_expr(x, next))
+        }
+        Kind::Map(items) => items.iter_mut().for_each(|(_, x)| renumber_expr(x, next)),
+        Kind::Path(root, segs) => {
+            renumber_expr(root, next);
+            for s in segs {
+                if let Seg::Index(i) = s {
+                    renumber_expr(i, next);
+                }
+            }
+        }
+        Kind::Call { args, .. } => args.iter_mut().for_each(|x| renumber_expr(x, next)),
+        Kind::Method { recv, args, .. } => {
+            renumber_expr(recv, next);
+            args.iter_mut().for_each(|x| renumber_expr(x, next));
+        }
+        Kind::Binary(_, a, b) | Kind::In(a, b) => {
+            renumber_expr(a, next);
+            renumber_expr(b, next);
+        }
+        Kind::Not(a) | Kind::Neg(a) => renumber_expr(a, next),
+        Kind::If(c, a, b) => {
+            renumber_expr(c, next);
+            renumber_block(a, next);
+            renumber_block(b, next);
+        }
+        Kind::Block(b) => renumber_block(b, next),
     }
 }

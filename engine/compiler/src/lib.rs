@@ -17,6 +17,7 @@ pub mod from_variant;
 pub mod infer;
 pub mod ir;
 pub mod lower;
+pub mod specialize;
 pub mod types;
 
 use ir::{FnId, Func, Owner};
@@ -133,7 +134,7 @@ impl std::hash::Hasher for Fnv {
 }
 
 /// Bumped whenever generated code changes for the same input.
-pub const COMPILER_REVISION: u32 = 3;
+pub const COMPILER_REVISION: u32 = 4;
 
 /// A script the compiler cannot translate, at its place.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -201,7 +202,8 @@ pub fn compile(facts: &Facts) -> Result<Output, CompileError> {
             }
         }
     }
-    let mut typed = infer::infer(facts, &funcs, &rule_fns, &card_fns, next_expr)?;
+    let specialize::Program { funcs, mut typed, .. } =
+        specialize::specialize(facts, funcs, &rule_fns, &card_fns, next_expr)?;
     let fallbacks = explain(facts, &funcs, &mut typed);
     let fingerprint = facts.fingerprint();
     let rust = emit::Emit::new(facts, &funcs, &mut typed).program(&fingerprint);
@@ -209,7 +211,7 @@ pub fn compile(facts: &Facts) -> Result<Output, CompileError> {
         rust,
         fallbacks,
         fingerprint,
-        functions: funcs.len(),
+        functions: funcs.iter().filter(|f| f.copy_of.is_none()).count(),
     })
 }
 
@@ -267,6 +269,17 @@ fn explain(facts: &Facts, funcs: &[Func], t: &mut infer::Typed) -> Vec<Fallback>
             }
         }
     }
+    // A function and its copies (see `specialize.rs`) report once.
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|f| {
+        seen.insert((
+            f.file.clone(),
+            f.function.clone(),
+            f.line,
+            f.what.clone(),
+            f.why.clone(),
+        ))
+    });
     out
 }
 
@@ -275,5 +288,84 @@ pub fn fn_line(text: &str, name: &str) -> Option<usize> {
     match rulesmith_core::source::fn_line(text, name) {
         0 => None,
         n => Some(n),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The facts of a variant with one rule script and a `setup`.
+    fn facts(script: &str) -> Facts {
+        Facts {
+            files: vec![(PathBuf::from("rules.rhai"), script.to_string())],
+            scripts: vec![0],
+            setup: Some("setup".into()),
+            ..Facts::default()
+        }
+    }
+
+    fn dynamic(out: &Output) -> Vec<String> {
+        out.fallbacks
+            .iter()
+            .map(|f| format!("{} {}: {}", f.function, f.what, f.why))
+            .collect()
+    }
+
+    #[test]
+    fn a_helper_called_with_different_kinds_gets_a_copy_per_kind() {
+        let out = compile(&facts(
+            r#"
+            fn filled(n, v) { let out = []; for i in 0..n { out.push(v); } out }
+            fn setup() {
+                this.numbers = filled(3, 0);
+                this.more = filled(2, 7);
+                this.lists = filled(2, []);
+                this.names = filled(2, "x");
+            }
+            "#,
+        ))
+        .expect("compiles");
+        assert!(out.fallbacks.is_empty(), "{:?}", dynamic(&out));
+        // Copies are not functions of their own for the designer...
+        assert_eq!(out.functions, 2);
+        // ...but the Rust has one per kind of call (numbers twice: one copy).
+        assert_eq!(out.rust.matches("/// `filled`").count(), 3, "{}", out.rust);
+        assert!(out.rust.contains("f_numbers: Option<Vec<i64>>"), "{}", out.rust);
+        assert!(out.rust.contains("f_names: Option<Vec<Str>>"), "{}", out.rust);
+    }
+
+    #[test]
+    fn a_value_tested_with_type_of_is_typed_in_its_branch() {
+        let out = compile(&facts(
+            r#"
+            fn setup() {
+                let v = if turn() > 100 { "none" } else { 1 };
+                this.n = if type_of(v) == "i64" { v } else { 0 };
+            }
+            "#,
+        ))
+        .expect("compiles");
+        let slow = dynamic(&out);
+        assert!(slow.iter().any(|s| s.contains("variable 'v'")), "{slow:?}");
+        assert!(!slow.iter().any(|s| s.contains("this.n")), "{slow:?}");
+    }
+
+    #[test]
+    fn a_map_field_of_several_kinds_leaves_the_values_it_copies_typed() {
+        let out = compile(&facts(
+            r#"
+            fn setup() {
+                this.hull = [3, 2];
+                let m = #{ hull: this.hull[0] };
+                if turn() > 100 { m = #{ hull: "destroyed" }; }
+                this.shown = m;
+            }
+            "#,
+        ))
+        .expect("compiles");
+        let slow = dynamic(&out);
+        assert!(!slow.iter().any(|s| s.contains("this.hull")), "{slow:?}");
+        assert!(out.rust.contains("f_hull: Option<Vec<i64>>"), "{}", out.rust);
     }
 }

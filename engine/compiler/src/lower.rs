@@ -91,6 +91,7 @@ pub fn lower_file(
             file,
             pos: Pos { line, col: 1 },
             vars: l.vars,
+            copy_of: None,
         });
     }
     Ok(out)

@@ -246,6 +246,34 @@ impl Store {
         }
     }
 
+    /// The whole structure of a type, fields included (to a depth): two
+    /// types with one signature can be one type without a conflict.
+    pub fn signature(&mut self, t: Ty, depth: u32) -> String {
+        match self.shape(t) {
+            Shape::Arr(e) if depth > 0 => format!("[{}]", self.signature(e, depth - 1)),
+            Shape::Rec(_) if depth > 0 => {
+                let r = self.rec_id(t).expect("a record");
+                let fields: Vec<(String, Field)> = self.recs[r]
+                    .fields
+                    .iter()
+                    .map(|(k, f)| (k.clone(), f.clone()))
+                    .collect();
+                let inner: Vec<String> = fields
+                    .into_iter()
+                    .map(|(k, f)| {
+                        format!(
+                            "{k}{}:{}",
+                            if f.always { "" } else { "?" },
+                            self.signature(f.ty, depth - 1)
+                        )
+                    })
+                    .collect();
+                format!("#{{{}}}", inner.join(","))
+            }
+            s => format!("{s:?}"),
+        }
+    }
+
     /// A designer's name for a type, e.g. `array of number`.
     pub fn describe(&mut self, t: Ty) -> String {
         match self.shape(t) {
