@@ -162,6 +162,18 @@ impl<'a> Emit<'a> {
     /// Converts `code` (of type `from`) to type `to` where they differ:
     /// into a dynamic value, or out of one (checked).
     fn convert(&mut self, code: String, from: Ty, to: Ty, pos: Pos) -> String {
+        let scalar = |s: &Shape| matches!(s, Shape::Int | Shape::Bool | Shape::Str | Shape::Unit);
+        let (sf, st) = (self.shape(from), self.shape(to));
+        if scalar(&sf) && scalar(&st) && sf != st {
+            // Two scalar kinds meet only in code that cannot run (the branch
+            // after `type_of(x) == "i64"` when `x` is never a number): still
+            // well-typed Rust, checked if it ever ran.
+            let ty = self.rty(to);
+            return format!(
+                "<{ty} as FromValue>::from_value(ToValue::to_value(&({code}))){}",
+                self.at(pos)
+            );
+        }
         if self.same_kind(from, to) {
             return code;
         }
@@ -170,6 +182,17 @@ impl<'a> Emit<'a> {
         } else {
             let ty = self.rty(to);
             format!("<{ty} as FromValue>::from_value({code}){}", self.at(pos))
+        }
+    }
+
+    /// A native's or method's result where the expression is dynamic: most
+    /// natives give typed results whatever their context, so the value is
+    /// converted (a no-op copy when it already is dynamic).
+    fn dynamic_if_needed(&mut self, code: String, ty: Ty) -> String {
+        if self.shape(ty) == Shape::Dyn {
+            format!("ToValue::to_value(&({code}))")
+        } else {
+            code
         }
     }
 
@@ -461,6 +484,21 @@ impl<'a> Emit<'a> {
                     "{{ let {ta}: i64 = {a}; let {tb}: i64 = {b}; for (__k, __x) in ({ta}{op}{tb}).enumerate() {{ {tick} let mut {v} = __x; {count} {body_code}; }} }}"
                 )
             }
+            Iter::Array(a) if self.shape(self.t.expr_ty[a.id]) == Shape::Dyn => {
+                // A dynamic value: its elements, if it is an array.
+                let code = self.expr(a);
+                let count = match counter {
+                    Some(c) => format!("let mut {} = (__k as i64);", self.var(c)),
+                    None => String::new(),
+                };
+                let dt = self.dyn_ty();
+                let vt = self.t.var_ty[self.cur][var];
+                let x = self.convert("__x".into(), dt, vt, pos);
+                format!(
+                    "for (__k, __x) in viter({code}){}.into_iter().enumerate() {{ {tick} let mut {v} = {x}; {count} {body_code}; }}",
+                    self.at(pos)
+                )
+            }
             Iter::Array(a) => {
                 let at = self.t.expr_ty[a.id];
                 let el_copy = match self.shape(at) {
@@ -474,16 +512,24 @@ impl<'a> Emit<'a> {
                 // Iterate by reference when nothing in the body can write to
                 // what is iterated (Rhai iterates over a copy).
                 let by_ref = a.is_place() && !self.block_writes(body, a);
+                // The loop variable may be dynamic where the elements are not.
+                let el = match self.shape(at) {
+                    Shape::Arr(el) => el,
+                    _ => self.dyn_ty(),
+                };
+                let vt = self.t.var_ty[self.cur][var];
                 if by_ref {
                     let r = self.place_ref(a);
                     let take = if el_copy { "*__x" } else { "__x.clone()" };
+                    let x = self.convert(take.into(), el, vt, pos);
                     format!(
-                        "for (__k, __x) in ({r}).iter().enumerate() {{ {tick} let mut {v} = {take}; {count} {body_code}; }}"
+                        "for (__k, __x) in ({r}).iter().enumerate() {{ {tick} let mut {v} = {x}; {count} {body_code}; }}"
                     )
                 } else {
                     let code = self.expr(a);
+                    let x = self.convert("__x".into(), el, vt, pos);
                     format!(
-                        "for (__k, __x) in ({code}).into_iter().enumerate() {{ {tick} let mut {v} = __x; {count} {body_code}; }}"
+                        "for (__k, __x) in ({code}).into_iter().enumerate() {{ {tick} let mut {v} = {x}; {count} {body_code}; }}"
                     )
                 }
             }
@@ -935,10 +981,16 @@ impl<'a> Emit<'a> {
             Kind::Block(b) => self.block_value(b, Some(ty), e.pos),
             Kind::Call { name, args, .. } => match self.t.callee.get(&e.id).cloned() {
                 Some(Callee::Script(target)) => self.script_call(target, args, e.pos),
-                Some(Callee::Native(_)) => self.native(e, name, args),
+                Some(Callee::Native(_)) => {
+                    let code = self.native(e, name, args);
+                    self.dynamic_if_needed(code, ty)
+                }
                 None => format!("return Err(Fail::new(\"no function '{name}'\")){}", self.at(e.pos)),
             },
-            Kind::Method { recv, name, args } => self.method(e, recv, name, args),
+            Kind::Method { recv, name, args } => {
+                let code = self.method(e, recv, name, args);
+                self.dynamic_if_needed(code, ty)
+            }
         }
     }
 
@@ -1586,7 +1638,7 @@ impl<'a> Emit<'a> {
                     "insert" => format!("arr_insert({p}, {}, {})", n[0], n[1]),
                     "clear" => format!("({p}).clear()"),
                     "reverse" => format!("({p}).reverse()"),
-                    "sort" => format!("({p}).sort()"),
+                    "sort" => format!("arr_sort({p}){at}"),
                     "truncate" => format!("arr_truncate({p}, {})", n[0]),
                     "shift" => format!("arr_shift({p}){at}"),
                     "pop" => format!("arr_pop({p}){at}"),

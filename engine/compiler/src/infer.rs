@@ -150,6 +150,10 @@ enum Deferred {
     /// Like `Join`, but a dynamic `src` flows as `typed` (a value read
     /// after `type_of` checked its kind).
     Narrow { dst: Ty, src: Ty, typed: Ty, at: String },
+    /// `container[index]` where the container was not yet known to be an
+    /// array: the index is a number if it still is one once all else is
+    /// decided.
+    Index { container: Ty, index: Ty },
     /// `res = a + b`.
     Add { res: Ty, a: Ty, b: Ty },
     /// `a <op> b` for a comparison.
@@ -604,12 +608,20 @@ impl Infer<'_> {
                         self.t.store.make_dyn(cur, "a map indexed by a computed key");
                         self.t.store.make(Shape::Dyn)
                     }
-                    _ => {
+                    known => {
                         let el = self.t.store.fresh();
                         let arr = self.t.store.make(Shape::Arr(el));
                         self.t.store.unify(cur, arr, "indexing by number needs an array");
-                        if !self.t.store.is_dyn(it) {
+                        if matches!(known, Shape::Arr(_)) && !self.t.store.is_dyn(it) {
                             self.unify_with(it, Shape::Int, "an array is indexed by number");
+                        } else {
+                            // Not known to be an array yet (a variable that
+                            // gets a map later is a dictionary): the index is
+                            // a number only if it stays an array.
+                            self.deferred.push(Deferred::Index {
+                                container: cur,
+                                index: it,
+                            });
                         }
                         if self.t.store.is_dyn(cur) {
                             self.t.store.make(Shape::Dyn)
@@ -1088,7 +1100,18 @@ impl Infer<'_> {
             }
             ("contains", Shape::Str) if n == 1 => bool_,
             ("contains", Shape::Rec(_)) if n == 1 => bool_,
-            ("push" | "contains" | "index_of", _) if n == 1 => {
+            ("push", _) if n == 1 => {
+                // The value flows into the array (a number pushed into an
+                // array that turns out dynamic stays a number).
+                let el = arr_el(self);
+                self.deferred.push(Deferred::Join {
+                    dst: el,
+                    src: args[0],
+                    at: format!("{} line {}: push", f.name, pos.line),
+                });
+                unit
+            }
+            ("contains" | "index_of", _) if n == 1 => {
                 let el = arr_el(self);
                 if !self.t.store.is_dyn(args[0]) && !self.t.store.is_dyn(el) {
                     self.t.store.unify(el, args[0], "an array's elements have one type");
@@ -1152,7 +1175,13 @@ impl Infer<'_> {
                         src,
                         typed,
                         ref at,
-                    } => Some((dst, if self.t.store.is_dyn(src) { typed } else { src }, at)),
+                    } => {
+                        // A dynamic `x`, or one of another kind (then the
+                        // branch never runs): the branch has the tested kind.
+                        let (ss, st) = (self.t.store.shape(src), self.t.store.shape(typed));
+                        let other = matches!(ss, Shape::Int | Shape::Bool | Shape::Str | Shape::Unit) && ss != st;
+                        Some((dst, if ss == Shape::Dyn || other { typed } else { src }, at))
+                    }
                     _ => None,
                 };
                 match *d {
@@ -1251,6 +1280,13 @@ impl Infer<'_> {
                                 s => self.t.store.make(s),
                             };
                             self.t.store.unify(res, t, "the result of +");
+                            changed = true;
+                        }
+                    }
+                    Deferred::Index { container, index } => {
+                        let arr = matches!(self.t.store.shape(container), Shape::Arr(_));
+                        if defaults && arr && self.t.store.shape(index) == Shape::Unknown {
+                            self.unify_with(index, Shape::Int, "an array is indexed by number");
                             changed = true;
                         }
                     }

@@ -219,6 +219,77 @@ pub fn arr_truncate<T>(v: &mut Vec<T>, n: i64) {
     v.truncate(n.max(0) as usize);
 }
 
+/// Element types `sort()` orders, as Rhai does: numbers, strings and
+/// booleans; an array of dynamic values only when all are of one of those
+/// kinds (with Rhai's messages otherwise).
+pub trait Sort: Sized {
+    fn sort_all(v: &mut [Self]) -> R<()>;
+}
+
+impl Sort for i64 {
+    fn sort_all(v: &mut [Self]) -> R<()> {
+        v.sort_unstable();
+        Ok(())
+    }
+}
+
+impl Sort for bool {
+    fn sort_all(v: &mut [Self]) -> R<()> {
+        v.sort_unstable();
+        Ok(())
+    }
+}
+
+impl Sort for Str {
+    fn sort_all(v: &mut [Self]) -> R<()> {
+        v.sort();
+        Ok(())
+    }
+}
+
+impl<T> Sort for Vec<T> {
+    fn sort_all(v: &mut [Self]) -> R<()> {
+        if v.len() <= 1 {
+            return Ok(());
+        }
+        Err(Fail::new("Function not found: elements of array cannot be sorted"))
+    }
+}
+
+impl Sort for Value {
+    fn sort_all(v: &mut [Self]) -> R<()> {
+        if v.len() <= 1 {
+            return Ok(());
+        }
+        let kind = std::mem::discriminant(&v[0]);
+        if v.iter().any(|x| std::mem::discriminant(x) != kind) {
+            return Err(Fail::new(
+                "Function not found: elements of different types cannot be sorted",
+            ));
+        }
+        match &v[0] {
+            Value::Int(_) | Value::Str(_) | Value::Bool(_) => {
+                v.sort_by(|a, b| match (a, b) {
+                    (Value::Int(x), Value::Int(y)) => x.cmp(y),
+                    (Value::Str(x), Value::Str(y)) => x.cmp(y),
+                    (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
+                    _ => std::cmp::Ordering::Equal,
+                });
+                Ok(())
+            }
+            Value::Unit => Ok(()),
+            other => Err(Fail::new(format!(
+                "Function not found: elements of {} cannot be sorted",
+                other.type_name()
+            ))),
+        }
+    }
+}
+
+pub fn arr_sort<T: Sort>(v: &mut [T]) -> R<()> {
+    T::sort_all(v)
+}
+
 // ----- dynamic values ----------------------------------------------------------
 
 /// The binary operators of the scripts (the compiler's too).
@@ -301,6 +372,17 @@ pub fn truthy(v: Value) -> R<bool> {
         Value::Bool(b) => Ok(b),
         other => Err(Fail::new(format!(
             "a condition must be true or false, not {}",
+            other.type_name()
+        ))),
+    }
+}
+
+/// The elements a `for` loop over a dynamic value visits.
+pub fn viter(v: Value) -> R<Vec<Value>> {
+    match v {
+        Value::Arr(items) => Ok(items),
+        other => Err(Fail::new(format!(
+            "a for loop needs an array, not {}",
             other.type_name()
         ))),
     }
@@ -486,6 +568,28 @@ pub fn vmethod_mut(v: &mut Value, name: &str, args: Vec<Value>) -> R<Value> {
             a.clear();
             Ok(Value::Unit)
         }
+        ("sort", Value::Arr(a), x) if x.is_empty() => {
+            arr_sort(a)?;
+            Ok(Value::Unit)
+        }
+        ("reverse", Value::Arr(a), x) if x.is_empty() => {
+            a.reverse();
+            Ok(Value::Unit)
+        }
+        ("truncate", Value::Arr(a), x) if x.len() == 1 => match &x[0] {
+            Value::Int(n) => {
+                arr_truncate(a, *n);
+                Ok(Value::Unit)
+            }
+            other => Err(Fail::new(format!("truncate takes a length, not {}", other.type_name()))),
+        },
+        ("insert", Value::Arr(a), mut x) if x.len() == 2 => match x[0] {
+            Value::Int(i) => {
+                arr_insert(a, i, x.remove(1));
+                Ok(Value::Unit)
+            }
+            ref other => Err(Fail::new(format!("insert takes an index, not {}", other.type_name()))),
+        },
         ("remove", Value::Arr(a), x) if x.len() == 1 => match &x[0] {
             Value::Int(i) => Ok(arr_remove(a, *i).unwrap_or_default()),
             other => Err(Fail::new(format!("remove takes an index, not {}", other.type_name()))),
@@ -524,4 +628,33 @@ pub fn grid_place(cols: &[i64], rows: &[i64], mover: i64, col: i64, row: i64) ->
 pub fn grid_compact(cols: &[i64], rows: &[i64]) -> R<Vec<Vec<i64>>> {
     let (c, r) = rulesmith_core::natives::grid_compact(cols, rows).map_err(Fail::new)?;
     Ok(vec![c, r])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sorting_dynamic_values_follows_rhai() {
+        let mut v = vec![Value::Int(3), Value::Int(-1), Value::Int(2)];
+        arr_sort(&mut v).unwrap();
+        assert_eq!(v, vec![Value::Int(-1), Value::Int(2), Value::Int(3)]);
+        let mut mixed = vec![Value::Int(1), Value::Str(Str::lit("a"))];
+        let e = arr_sort(&mut mixed).unwrap_err();
+        assert!(e.message.contains("different types cannot be sorted"), "{}", e.message);
+        let mut arrays = vec![vec![2i64], vec![1]];
+        assert!(arr_sort(&mut arrays).unwrap_err().message.contains("elements of array"));
+        // One element: nothing to compare, as in Rhai.
+        let mut one = vec![vec![1i64]];
+        assert!(arr_sort(&mut one).is_ok());
+    }
+
+    #[test]
+    fn a_for_loop_over_a_dynamic_value_needs_an_array() {
+        assert_eq!(viter(Value::Arr(vec![Value::Int(1)])).unwrap(), vec![Value::Int(1)]);
+        assert!(viter(Value::Int(3))
+            .unwrap_err()
+            .message
+            .contains("needs an array, not i64"));
+    }
 }
