@@ -1,6 +1,10 @@
 //! Runs bigger than one process: `--shard i/n` + `rulesmith merge` print
 //! the unsharded run's JSON byte for byte; `--rows` writes one row per
 //! game; `compare --sprt` stops when the difference is decided.
+//!
+//! The long runs use compiled rules (built once, shared with
+//! tests/compiled.rs): sharding does not depend on the engine, and the
+//! interpreter in a debug build made this the slowest test binary.
 
 mod common;
 
@@ -43,7 +47,7 @@ fn merged_shards_print_the_unsharded_json_byte_for_byte() {
     let dir = scratch("simulate");
     let sim = [
         "--engine",
-        "interpreted",
+        "compiled",
         "simulate",
         "variants/sirius-lifeboats",
         "--games",
@@ -60,7 +64,7 @@ fn merged_shards_print_the_unsharded_json_byte_for_byte() {
     }
     let cmp = [
         "--engine",
-        "interpreted",
+        "compiled",
         "compare",
         "variants/sirius-basic",
         "variants/sirius-basic",
@@ -170,7 +174,7 @@ fn a_sequential_comparison_stops_once_decided() {
     let run = |set_b: &str| -> serde_json::Value {
         let out = ok(&[
             "--engine",
-            "interpreted",
+            "compiled",
             "compare",
             "variants/sirius-basic",
             "variants/sirius-basic",
