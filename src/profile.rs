@@ -104,6 +104,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
                 "seconds": speed.seconds,
                 "decisions_per_second": decisions_per_second,
                 "games_per_second": games_per_second,
+                "legal_mean": speed.counts.legal_mean(),
+                "legal_max": speed.counts.legal_max,
                 "operations": operations,
                 "operations_per_decision": per_decision,
                 "engine_share": (1.0 - in_scripts as f64 / elapsed).max(0.0),
@@ -123,12 +125,17 @@ pub fn run(args: Args) -> Result<(), Failure> {
     );
     if engine == crate::engine::Engine::Compiled {
         // Compiled rules count calls, not Rhai operations.
-        crate::outln!("  {decisions_per_second:.0} decisions/s, {games_per_second:.1} games/s\n");
+        crate::outln!("  {decisions_per_second:.0} decisions/s, {games_per_second:.1} games/s");
     } else {
         crate::outln!(
-            "  {decisions_per_second:.0} decisions/s, {games_per_second:.1} games/s, {per_decision:.0} Rhai operations per decision\n"
+            "  {decisions_per_second:.0} decisions/s, {games_per_second:.1} games/s, {per_decision:.0} Rhai operations per decision"
         );
     }
+    crate::outln!(
+        "  legal lists: {:.1} actions on average, {} at most\n",
+        speed.counts.legal_mean(),
+        speed.counts.legal_max
+    );
     crate::outln!(
         "{:<32} {:>9} {:>7} {:>9} {:>9}",
         "script function (profiled run)",
@@ -191,8 +198,7 @@ fn play(game: &Game, args: &Args, players: usize) -> Result<Run, Failure> {
                 args.variant.display()
             ))
         })?;
-        counts.decisions += c.decisions;
-        counts.chance += c.chance;
+        counts.add(&c);
     }
     Ok(Run {
         counts,

@@ -49,6 +49,11 @@ fn calls_and_operations_are_counted_per_function_the_same_on_every_run() {
     assert_eq!(counts(&a), counts(&b), "same seed, same games, same counts");
     assert_eq!(a["decisions"], b["decisions"]);
     assert!(a["decisions_per_second"].as_f64().unwrap() > 0.0);
+    // Legal lists: the same on every run; at least one action at each
+    // decision; the longest at least the mean.
+    assert_eq!(a["legal_mean"], b["legal_mean"]);
+    let (mean, max) = (a["legal_mean"].as_f64().unwrap(), a["legal_max"].as_u64().unwrap());
+    assert!(mean >= 1.0 && max as f64 >= mean, "{mean} {max}");
     let lock = function(&a, "lock_legal");
     assert!(lock["calls"].as_u64().unwrap() > 0 && lock["operations"].as_u64().unwrap() > 0);
     let share = a["engine_share"].as_f64().unwrap();

@@ -27,6 +27,25 @@ pub fn endless_chance(drawn: u64) -> GameError {
 pub struct Counts {
     pub decisions: u64,
     pub chance: u64,
+    /// The legal lists' lengths added up over the decisions, and the
+    /// longest: how wide the game's choices are.
+    pub legal_actions: u64,
+    pub legal_max: u64,
+}
+
+impl Counts {
+    /// Adds another run's counts to these.
+    pub fn add(&mut self, other: &Counts) {
+        self.decisions += other.decisions;
+        self.chance += other.chance;
+        self.legal_actions += other.legal_actions;
+        self.legal_max = self.legal_max.max(other.legal_max);
+    }
+
+    /// The mean length of a legal list at a decision.
+    pub fn legal_mean(&self) -> f64 {
+        self.legal_actions as f64 / self.decisions.max(1) as f64
+    }
 }
 
 /// Plays `state` to the end (or `max_decisions`), choosing uniformly among
@@ -63,6 +82,8 @@ pub fn random_playout<R: rand::Rng + ?Sized>(
                     return Ok(counts);
                 }
                 game.legal_list(state, &mut legal)?;
+                counts.legal_actions += legal.len() as u64;
+                counts.legal_max = counts.legal_max.max(legal.len() as u64);
                 let a = legal.get(rng::below(rng, legal.len() as u32) as usize);
                 if let Some(r) = record.as_deref_mut() {
                     r.decision(seat, game.action_text(&a));
@@ -94,8 +115,7 @@ pub fn random_games(
                 random_playout(game, &mut s, &mut r, None, max_decisions)
             })
             .map_err(|e| (seed, e))?;
-        total.decisions += counts.decisions;
-        total.chance += counts.chance;
+        total.add(&counts);
     }
     Ok(total)
 }
