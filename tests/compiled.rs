@@ -144,6 +144,28 @@ fn a_failing_compiled_script_names_its_file_function_and_line() {
     assert!(e.contains("Division by zero"), "{e}");
 }
 
+/// The sandbox's size limits hold in compiled code: a card script that
+/// doubles a string forever stops at the limit, with the interpreter's
+/// message and backtrace, instead of exhausting memory.
+#[test]
+fn compiled_rules_stop_a_string_at_the_size_limit() {
+    let o = rulesmith(&[
+        "replay",
+        "tests/sandbox/bigstring",
+        "tests/sandbox/bigstring/lock-on-bronze.record",
+        "--engine",
+        "compiled",
+    ]);
+    let e = stderr(&o);
+    assert_ne!(o.status.code(), Some(0), "{e}");
+    assert!(e.contains("a string grew past the limit of 65536 bytes"), "{e}");
+    assert!(
+        e.contains("at widen (tests/sandbox/bigstring/cards/hostile.rhai:9:"),
+        "{e}"
+    );
+    assert!(e.contains("at on_locked"), "{e}");
+}
+
 /// Without a Rust toolchain the commands that prefer compiled rules say so
 /// in one line and run the interpreter; asking for compiled rules is an error.
 #[test]

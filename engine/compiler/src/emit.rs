@@ -886,7 +886,7 @@ impl<'a> Emit<'a> {
                     let c = self.expr(p);
                     let _ = write!(code, "push_text(&mut __s, &({c})); ");
                 }
-                code.push_str("Str::from(__s) }");
+                let _ = write!(code, "text(__s){} }}", self.at(e.pos));
                 Some(code)
             }
             _ => None,
@@ -1083,8 +1083,8 @@ impl<'a> Emit<'a> {
         }
         let numeric = matches!(sa, Shape::Int | Shape::Unknown) && matches!(sb, Shape::Int | Shape::Unknown);
         match op {
-            BinOp::Add if sa == Shape::Str || sb == Shape::Str => format!("cat(&{a}, &{b})"),
-            BinOp::Add if matches!(sa, Shape::Arr(_)) => format!("concat({a}, {b})"),
+            BinOp::Add if sa == Shape::Str || sb == Shape::Str => format!("cat(&{a}, &{b}){}", self.at(pos)),
+            BinOp::Add if matches!(sa, Shape::Arr(_)) => format!("concat({a}, {b}){}", self.at(pos)),
             BinOp::Eq | BinOp::Ne if !numeric && !self.t.store.compatible(at, bt) => (op == BinOp::Ne).to_string(),
             BinOp::Eq => format!("({a} == {b})"),
             BinOp::Ne => format!("({a} != {b})"),
@@ -1634,8 +1634,8 @@ impl<'a> Emit<'a> {
                     (format!("let mut {t} = {c}; "), format!("&mut {t}"), String::new())
                 };
                 let call = match name {
-                    "push" => format!("({p}).push({})", n[0]),
-                    "insert" => format!("arr_insert({p}, {}, {})", n[0], n[1]),
+                    "push" => format!("arr_push({p}, {}){at}", n[0]),
+                    "insert" => format!("arr_insert({p}, {}, {}){at}", n[0], n[1]),
                     "clear" => format!("({p}).clear()"),
                     "reverse" => format!("({p}).reverse()"),
                     "sort" => format!("arr_sort({p}){at}"),

@@ -576,6 +576,8 @@ impl<C: CompiledRules> Compiled<C> {
 
     /// What generated code runs with during one call, on `cx`.
     fn runtime<'a>(&'a self, cx: &'a mut Ctx) -> Rt<'a> {
+        let l = &self.limits;
+        ops::set_data_limits(l.max_string_size, l.max_array_size, l.max_map_size);
         Rt {
             cx,
             variant: &self.variant,

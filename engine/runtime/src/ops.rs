@@ -130,12 +130,68 @@ pub fn to_text(v: &impl Text) -> Str {
     Str::from(s)
 }
 
+// ----- data size limits ----------------------------------------------------
+//
+// The sandbox's size limits (`Limits::max_string_size` and friends), checked
+// where compiled code makes a string, an array or a map grow: without them a
+// runaway script (`loop { s += s; }`) would exhaust memory long before its
+// fuel ran out. The rules object sets them for its thread before each call
+// (`set_data_limits`); the messages are the interpreter's.
+
+thread_local! {
+    static DATA_LIMITS: std::cell::Cell<(usize, usize, usize)> =
+        const { std::cell::Cell::new((usize::MAX, usize::MAX, usize::MAX)) };
+}
+
+/// The size limits of strings (bytes), arrays (items) and maps (keys) for
+/// the compiled code this thread runs next.
+pub fn set_data_limits(string: usize, array: usize, map: usize) {
+    DATA_LIMITS.with(|l| l.set((string, array, map)));
+}
+
+pub fn string_fits(bytes: usize) -> R<()> {
+    let max = DATA_LIMITS.with(|l| l.get().0);
+    if bytes > max {
+        return Err(Fail::new(format!("a string grew past the limit of {max} bytes")));
+    }
+    Ok(())
+}
+
+pub fn array_fits(items: usize) -> R<()> {
+    let max = DATA_LIMITS.with(|l| l.get().1);
+    if items > max {
+        return Err(Fail::new(format!("an array grew past the limit of {max} items")));
+    }
+    Ok(())
+}
+
+pub fn map_fits(keys: usize) -> R<()> {
+    let max = DATA_LIMITS.with(|l| l.get().2);
+    if keys > max {
+        return Err(Fail::new(format!("a map grew past the limit of {max} keys")));
+    }
+    Ok(())
+}
+
+/// An interpolated string, once built.
+pub fn text(s: String) -> R<Str> {
+    string_fits(s.len())?;
+    Ok(Str::from(s))
+}
+
 /// `a + b` where one side is a string.
-pub fn cat(a: &impl Text, b: &impl Text) -> Str {
+pub fn cat(a: &impl Text, b: &impl Text) -> R<Str> {
     let mut s = String::new();
     a.push_text(&mut s);
     b.push_text(&mut s);
-    Str::from(s)
+    text(s)
+}
+
+/// `push`: one more item, within the size limit.
+pub fn arr_push<T>(v: &mut Vec<T>, x: T) -> R<()> {
+    array_fits(v.len() + 1)?;
+    v.push(x);
+    Ok(())
 }
 
 pub fn str_len(s: &Str) -> i64 {
@@ -183,9 +239,10 @@ pub fn index_of<T: PartialEq>(v: &[T], x: &T) -> i64 {
     v.iter().position(|e| e == x).map_or(-1, |p| p as i64)
 }
 
-pub fn concat<T>(mut a: Vec<T>, b: Vec<T>) -> Vec<T> {
+pub fn concat<T>(mut a: Vec<T>, b: Vec<T>) -> R<Vec<T>> {
+    array_fits(a.len() + b.len())?;
     a.extend(b);
-    a
+    Ok(a)
 }
 
 /// `shift()`: the first element. Rhai gives () for an empty array; the
@@ -206,13 +263,15 @@ pub fn arr_remove<T>(v: &mut Vec<T>, i: i64) -> R<T> {
     Ok(v.remove(p))
 }
 
-pub fn arr_insert<T>(v: &mut Vec<T>, i: i64, x: T) {
+pub fn arr_insert<T>(v: &mut Vec<T>, i: i64, x: T) -> R<()> {
+    array_fits(v.len() + 1)?;
     let p = if i < 0 {
         (v.len() as i64 + i).max(0) as usize
     } else {
         (i as usize).min(v.len())
     };
     v.insert(p, x);
+    Ok(())
 }
 
 pub fn arr_truncate<T>(v: &mut Vec<T>, n: i64) {
@@ -427,12 +486,9 @@ pub fn vcompare(op: Op, a: &Value, b: &Value) -> R<bool> {
 
 pub fn varith(op: Op, a: Value, b: Value) -> R<Value> {
     Ok(match (op, a, b) {
-        (Op::Add, Value::Str(x), y) => Value::Str(cat(&x, &y)),
-        (Op::Add, x, Value::Str(y)) => Value::Str(cat(&x, &y)),
-        (Op::Add, Value::Arr(mut x), Value::Arr(y)) => {
-            x.extend(y);
-            Value::Arr(x)
-        }
+        (Op::Add, Value::Str(x), y) => Value::Str(cat(&x, &y)?),
+        (Op::Add, x, Value::Str(y)) => Value::Str(cat(&x, &y)?),
+        (Op::Add, Value::Arr(x), Value::Arr(y)) => Value::Arr(concat(x, y)?),
         (op, Value::Int(x), Value::Int(y)) => Value::Int(match op {
             Op::Add => add(x, y)?,
             Op::Sub => sub(x, y)?,
@@ -498,7 +554,11 @@ pub fn vfield_mut<'a>(v: &'a mut Value, key: &str) -> R<&'a mut Value> {
 pub fn vset_field(v: &mut Value, key: &'static str, value: impl ToValue) -> R<()> {
     match v {
         Value::Map(m) => {
-            m.insert(Str::lit(key), value.to_value());
+            let key = Str::lit(key);
+            if !m.contains_key(&key) {
+                map_fits(m.len() + 1)?;
+            }
+            m.insert(key, value.to_value());
             Ok(())
         }
         other => Err(Fail::new(format!("{} has no property '{key}'", other.type_name()))),
@@ -520,7 +580,12 @@ pub fn vindex<'a>(v: &'a Value, i: &Value) -> R<&'a Value> {
 pub fn vindex_mut<'a>(v: &'a mut Value, i: &Value) -> R<&'a mut Value> {
     match (v, i) {
         (Value::Arr(a), Value::Int(i)) => get_mut(a, *i),
-        (Value::Map(m), Value::Str(k)) => Ok(m.entry(k.clone()).or_default()),
+        (Value::Map(m), Value::Str(k)) => {
+            if !m.contains_key(k) {
+                map_fits(m.len() + 1)?;
+            }
+            Ok(m.entry(k.clone()).or_default())
+        }
         (v, i) => Err(Fail::new(format!(
             "cannot index {} by {}",
             v.type_name(),
@@ -559,7 +624,7 @@ pub fn vmethod_mut(v: &mut Value, name: &str, args: Vec<Value>) -> R<Value> {
     let type_name = v.type_name();
     match (name, v, args) {
         ("push", Value::Arr(a), mut x) if x.len() == 1 => {
-            a.push(x.remove(0));
+            arr_push(a, x.remove(0))?;
             Ok(Value::Unit)
         }
         ("shift", Value::Arr(a), x) if x.is_empty() => Ok(if a.is_empty() { Value::Unit } else { a.remove(0) }),
@@ -585,7 +650,7 @@ pub fn vmethod_mut(v: &mut Value, name: &str, args: Vec<Value>) -> R<Value> {
         },
         ("insert", Value::Arr(a), mut x) if x.len() == 2 => match x[0] {
             Value::Int(i) => {
-                arr_insert(a, i, x.remove(1));
+                arr_insert(a, i, x.remove(1))?;
                 Ok(Value::Unit)
             }
             ref other => Err(Fail::new(format!("insert takes an index, not {}", other.type_name()))),
@@ -647,6 +712,28 @@ mod tests {
         // One element: nothing to compare, as in Rhai.
         let mut one = vec![vec![1i64]];
         assert!(arr_sort(&mut one).is_ok());
+    }
+
+    #[test]
+    fn strings_arrays_and_maps_stop_at_their_size_limits() {
+        set_data_limits(8, 3, 2);
+        assert_eq!(cat(&Str::lit("abcd"), &Str::lit("efgh")).unwrap().as_str(), "abcdefgh");
+        let e = cat(&Str::lit("abcd"), &Str::lit("efghi")).unwrap_err();
+        assert_eq!(e.message, "a string grew past the limit of 8 bytes");
+        let mut v = vec![1i64, 2, 3];
+        assert!(arr_push(&mut v, 4).unwrap_err().message.contains("limit of 3 items"));
+        assert!(arr_insert(&mut v, 0, 4).is_err());
+        assert_eq!(v, vec![1, 2, 3], "a refused push changes nothing");
+        assert!(concat(vec![1i64, 2], vec![3, 4]).is_err());
+        let mut m = Value::Map(crate::value::ValueMap::new());
+        vset_field(&mut m, "a", 1i64).unwrap();
+        *vindex_mut(&mut m, &Value::Str(Str::lit("b"))).unwrap() = Value::Int(2);
+        // An existing key is no growth; a third one is.
+        vset_field(&mut m, "a", 3i64).unwrap();
+        let e = vset_field(&mut m, "c", 1i64).unwrap_err();
+        assert_eq!(e.message, "a map grew past the limit of 2 keys");
+        assert!(varith(Op::Add, Value::Str(Str::lit("abcdefgh")), Value::Int(1)).is_err());
+        set_data_limits(usize::MAX, usize::MAX, usize::MAX);
     }
 
     #[test]
