@@ -318,8 +318,29 @@ impl Drop for History {
 }
 
 impl PartialEq for History {
+    /// Step by step from the newest, without copying either list; two
+    /// histories that reach a shared node (a clone and its original) are
+    /// equal from there on.
     fn eq(&self, other: &Self) -> bool {
-        self.len == other.len && self.forgotten == other.forgotten && self.to_vec() == other.to_vec()
+        if self.len != other.len || self.forgotten != other.forgotten {
+            return false;
+        }
+        let (mut a, mut b) = (self.head.as_ref(), other.head.as_ref());
+        loop {
+            match (a, b) {
+                (None, None) => return true,
+                (Some(x), Some(y)) => {
+                    if std::rc::Rc::ptr_eq(x, y) {
+                        return true;
+                    }
+                    if x.step != y.step {
+                        return false;
+                    }
+                    (a, b) = (x.prev.as_ref(), y.prev.as_ref());
+                }
+                _ => return false,
+            }
+        }
     }
 }
 
