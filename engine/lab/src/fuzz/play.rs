@@ -101,7 +101,8 @@ pub fn play_checked(game: &Game, opts: &Options, tape: &Tape, cov: &mut Coverage
 }
 
 /// The deep checks save and load the state at every SAVE_LOAD_EVERY-th of
-/// them (every 32nd decision with the default `deep_every` of 8).
+/// them: with the default `deep_every` of 8, at decisions 8, 40, 72...
+/// (not at decision 0: the opening position, much the same in every game).
 const SAVE_LOAD_EVERY: usize = 4;
 
 /// A game played to its end without a break.
@@ -464,7 +465,8 @@ impl Checked<'_> {
         // the square of the game's length). The whole history is saved and
         // loaded once, at the game's end (see `play_with`). Both copies
         // play on from the same (empty) history, so they must stay equal.
-        if self.decisions % (self.opts.deep_every.max(1) * SAVE_LOAD_EVERY) == 0 {
+        let every = self.opts.deep_every.max(1);
+        if self.decisions % (every * SAVE_LOAD_EVERY) == every {
             let now = State {
                 core: state.core.clone(),
                 data: state.data.clone(),
