@@ -488,3 +488,48 @@ impl State {
         self.core == other.core && self.history == other.history && self.data.same_as(&other.data)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn history(steps: &[Step]) -> History {
+        let mut h = History::default();
+        for s in steps {
+            h.push(*s);
+        }
+        h
+    }
+
+    #[test]
+    fn histories_are_equal_step_by_step_whether_or_not_they_share_nodes() {
+        let steps = [
+            Step::Chance(Outcome::Face(3)),
+            Step::Decision(Action::new(1, &[2, 5])),
+            Step::Chance(Outcome::Card { deck: 0, card: 4 }),
+        ];
+        let a = history(&steps);
+        // Built apart (as a loaded state's history is): no shared node.
+        assert_eq!(a, history(&steps));
+        // A clone shares every node; one step more shares all but one.
+        let mut b = a.clone();
+        assert_eq!(a, b);
+        b.push(Step::Chance(Outcome::Face(1)));
+        assert_ne!(a, b);
+        let mut c = a.clone();
+        c.push(Step::Chance(Outcome::Face(2)));
+        assert_ne!(b, c, "same length and a shared tail, different last step");
+        // A difference at the oldest step, below equal newer ones.
+        let mut other = steps;
+        other[0] = Step::Chance(Outcome::Face(4));
+        assert_ne!(a, history(&other));
+        // A forgotten history of the same length is not the same history.
+        let mut f = history(&[]);
+        f.forgotten = true;
+        for s in &steps {
+            f.push(*s);
+        }
+        assert_ne!(a, f);
+        assert_eq!(f, f.clone());
+    }
+}
