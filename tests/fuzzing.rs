@@ -226,6 +226,39 @@ fn an_action_listed_twice_is_a_finding_even_after_its_text_was_checked() {
 }
 
 #[test]
+fn a_games_coverage_counts_each_decision_once_and_every_invariant_at_each_check() {
+    use proptest::strategy::{Strategy, ValueTree};
+    let g = game("sirius-basic");
+    let opts = Options::default();
+    let mut runner = common::runner(1);
+    let tapes = proptest::collection::vec(proptest::prelude::any::<proptest::sample::Index>(), 400);
+    for _ in 0..3 {
+        let tape = fuzz::Tape {
+            decisions: tapes.new_tree(&mut runner).unwrap().current(),
+            chance: Vec::new(),
+        };
+        let mut cov = fuzz::Coverage::default();
+        let totals = fuzz::play_checked(&g, &opts, &tape, &mut cov).unwrap_or_else(|f| panic!("{}", f.message));
+        assert!(totals.decisions > 0);
+        assert_eq!(cov.steps.values().sum::<u64>(), totals.decisions, "decisions by step");
+        assert_eq!(
+            cov.actions.values().sum::<u64>(),
+            totals.decisions,
+            "decisions by action"
+        );
+        assert_eq!(cov.invariants.len(), g.variant().invariants.len());
+        let checks = cov.invariants.values().next().copied().unwrap();
+        assert!(cov.invariants.values().all(|n| *n == checks), "{:?}", cov.invariants);
+        // Once set up, then after every decision and chance event.
+        assert!(
+            checks > totals.decisions,
+            "{checks} checks, {} decisions",
+            totals.decisions
+        );
+    }
+}
+
+#[test]
 fn results_do_not_depend_on_the_number_of_jobs() {
     let run = |jobs: &str| {
         let o = rulesmith(&[

@@ -20,6 +20,7 @@ use crate::state::{
 use crate::variant::{Actor, FnRef, Variant};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashSet};
+use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
 /// How many engine-driven transitions (step entries, turn ends) one action
@@ -46,7 +47,57 @@ pub struct Game {
     spare: RefCell<Option<State>>,
     /// Actions whose text is known to parse back to them ([`Game::check_texts`]):
     /// a text depends only on the variant, so each is checked once.
-    round_trips: RefCell<HashSet<Action>>,
+    round_trips: RefCell<HashSet<Action, BuildHasherDefault<ActionHasher>>>,
+    /// The legal list sorted by [`Game::check_texts`], kept between calls.
+    sorted_scratch: RefCell<Vec<Action>>,
+}
+
+/// A hasher for the set of checked actions: the fuzzer looks up every legal
+/// action at every decision, and the keys are the engine's own small
+/// integers, so a multiply-rotate mix (as rustc's FxHash) does where the
+/// standard SipHash (built against chosen keys) would cost more than the
+/// rest of the check.
+#[derive(Default)]
+pub struct ActionHasher(u64);
+
+impl ActionHasher {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+impl std::hash::Hasher for ActionHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u8(&mut self, n: u8) {
+        self.add(n as u64);
+    }
+
+    fn write_u16(&mut self, n: u16) {
+        self.add(n as u64);
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.add(n as u64);
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.add(n);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
 }
 
 /// How many times a failed step may run in diagnostic mode (see
@@ -69,7 +120,8 @@ impl Game {
             ctx: RefCell::new(Ctx::default()),
             diagnosing: std::cell::Cell::new(false),
             spare: RefCell::new(None),
-            round_trips: RefCell::new(HashSet::new()),
+            round_trips: RefCell::new(HashSet::default()),
+            sorted_scratch: RefCell::new(Vec::new()),
         };
         let problems = game.check_references();
         if problems.is_empty() {
@@ -517,7 +569,9 @@ impl Game {
             }
             known.insert(*a);
         }
-        let mut sorted = legal.to_vec();
+        let mut sorted = self.sorted_scratch.borrow_mut();
+        sorted.clear();
+        sorted.extend_from_slice(legal);
         sorted.sort_unstable_by_key(|a| (a.kind, a.len, a.args));
         match sorted.windows(2).find(|w| w[0] == w[1]) {
             Some(w) => Err(format!("'{}' is listed twice", self.action_text(&w[0]))),

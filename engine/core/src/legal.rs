@@ -107,8 +107,42 @@ impl Legal {
             match *seg {
                 Segment::Singles { start, end } => out.extend_from_slice(&self.singles[start as usize..end as usize]),
                 Segment::Product { kind, first, n, count } => {
-                    out.extend((0..count).map(|k| self.decode(kind, first as usize, n as usize, k)))
+                    self.expand_product(kind, first as usize, n as usize, count, out)
                 }
+            }
+        }
+    }
+
+    /// Every combination of a product, in [`Legal::decode`]'s order, by
+    /// counting through the domains' choices (the last one fastest) rather
+    /// than decoding each combination from its number: the fuzzer lists
+    /// every legal action at every decision.
+    fn expand_product(&self, kind: u16, first: usize, n: usize, count: usize, out: &mut Vec<Action>) {
+        let mut sizes = [0usize; MAX_ARGS];
+        for (d, size) in sizes[..n].iter_mut().enumerate() {
+            *size = self.choices(first + d);
+        }
+        let mut index = [0usize; MAX_ARGS];
+        for _ in 0..count {
+            let mut args = [0i32; MAX_ARGS];
+            let mut len = 0;
+            for (d, &i) in index[..n].iter().enumerate() {
+                for &v in self.choice(first + d, i) {
+                    args[len] = v as i32;
+                    len += 1;
+                }
+            }
+            out.push(Action {
+                kind,
+                len: len as u8,
+                args,
+            });
+            for d in (0..n).rev() {
+                index[d] += 1;
+                if index[d] < sizes[d] {
+                    break;
+                }
+                index[d] = 0;
             }
         }
     }

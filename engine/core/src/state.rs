@@ -318,8 +318,29 @@ impl Drop for History {
 }
 
 impl PartialEq for History {
+    /// Step by step from the newest, without copying either list; two
+    /// histories that reach a shared node (a clone and its original) are
+    /// equal from there on.
     fn eq(&self, other: &Self) -> bool {
-        self.len == other.len && self.forgotten == other.forgotten && self.to_vec() == other.to_vec()
+        if self.len != other.len || self.forgotten != other.forgotten {
+            return false;
+        }
+        let (mut a, mut b) = (self.head.as_ref(), other.head.as_ref());
+        loop {
+            match (a, b) {
+                (None, None) => return true,
+                (Some(x), Some(y)) => {
+                    if std::rc::Rc::ptr_eq(x, y) {
+                        return true;
+                    }
+                    if x.step != y.step {
+                        return false;
+                    }
+                    (a, b) = (x.prev.as_ref(), y.prev.as_ref());
+                }
+                _ => return false,
+            }
+        }
     }
 }
 
@@ -465,5 +486,50 @@ impl State {
     /// form; this is for tests and checks, not the hot path.
     pub fn same_as(&self, other: &State) -> bool {
         self.core == other.core && self.history == other.history && self.data.same_as(&other.data)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn history(steps: &[Step]) -> History {
+        let mut h = History::default();
+        for s in steps {
+            h.push(*s);
+        }
+        h
+    }
+
+    #[test]
+    fn histories_are_equal_step_by_step_whether_or_not_they_share_nodes() {
+        let steps = [
+            Step::Chance(Outcome::Face(3)),
+            Step::Decision(Action::new(1, &[2, 5])),
+            Step::Chance(Outcome::Card { deck: 0, card: 4 }),
+        ];
+        let a = history(&steps);
+        // Built apart (as a loaded state's history is): no shared node.
+        assert_eq!(a, history(&steps));
+        // A clone shares every node; one step more shares all but one.
+        let mut b = a.clone();
+        assert_eq!(a, b);
+        b.push(Step::Chance(Outcome::Face(1)));
+        assert_ne!(a, b);
+        let mut c = a.clone();
+        c.push(Step::Chance(Outcome::Face(2)));
+        assert_ne!(b, c, "same length and a shared tail, different last step");
+        // A difference at the oldest step, below equal newer ones.
+        let mut other = steps;
+        other[0] = Step::Chance(Outcome::Face(4));
+        assert_ne!(a, history(&other));
+        // A forgotten history of the same length is not the same history.
+        let mut f = history(&[]);
+        f.forgotten = true;
+        for s in &steps {
+            f.push(*s);
+        }
+        assert_ne!(a, f);
+        assert_eq!(f, f.clone());
     }
 }

@@ -37,7 +37,8 @@ pub struct Options {
     /// Stop (as a pass) after this many decisions: while shrinking, a
     /// candidate that runs far past the original break will not reproduce it.
     pub stop_after: Option<usize>,
-    /// Replay the record at the end of each game (the record-replays check).
+    /// Replay the record at the end of each game (the record-replays
+    /// check); [`run_batch`] keeps it for one game in four.
     pub replay_check: bool,
     /// Check only this invariant (shrinking a break of it); None: all.
     pub only_invariant: Option<String>,

@@ -9,7 +9,7 @@ use rulesmith_core::error::GameError;
 use rulesmith_core::game::Game;
 use rulesmith_core::record::{self, Record};
 use rulesmith_core::rng;
-use rulesmith_core::state::{Action, Outcome, State, ToMove};
+use rulesmith_core::state::{Action, History, Outcome, State, ToMove};
 use std::path::Path;
 
 /// One choice of a played game, in order: what a shrinker edits.
@@ -100,6 +100,11 @@ pub fn play_checked(game: &Game, opts: &Options, tape: &Tape, cov: &mut Coverage
     play_with(game, opts, &mut chooser, cov).map(|p| p.totals)
 }
 
+/// The deep checks save and load the state at every SAVE_LOAD_EVERY-th of
+/// them: with the default `deep_every` of 8, at decisions 8, 40, 72...
+/// (not at decision 0: the opening position, much the same in every game).
+const SAVE_LOAD_EVERY: usize = 4;
+
 /// A game played to its end without a break.
 #[derive(Clone, Debug, Default)]
 pub struct Played {
@@ -109,12 +114,71 @@ pub struct Played {
 }
 
 /// Plays one game whose choices `chooser` makes, checking everything; the
-/// first break found is returned as a [`Finding`].
+/// first break found is returned as a [`Finding`]. The game's coverage is
+/// added to `cov` however it ends.
 pub fn play_with(
     game: &Game,
     opts: &Options,
     chooser: &mut dyn Chooser,
     cov: &mut Coverage,
+) -> Result<Played, Box<Finding>> {
+    let mut tally = Tally::new(game);
+    let played = play_tallied(game, opts, chooser, cov, &mut tally);
+    tally.add_to(game, cov);
+    played
+}
+
+/// Coverage counts of one game by index, added to its [`Coverage`] by name
+/// when it ends: a lookup by name in a map, several per step, cost more
+/// than the step's own checks.
+struct Tally {
+    /// Decisions per step, by step index; the last entry is setup.
+    steps: Vec<u64>,
+    /// Actions applied, by action kind.
+    actions: Vec<u64>,
+    /// Times the invariants were evaluated (all of them each time).
+    invariant_checks: u64,
+}
+
+impl Tally {
+    fn new(game: &Game) -> Tally {
+        let v = game.variant();
+        Tally {
+            steps: vec![0; v.steps.len() + 1],
+            actions: vec![0; v.actions.len()],
+            invariant_checks: 0,
+        }
+    }
+
+    fn step(&mut self, step: Option<usize>) {
+        let setup = self.steps.len() - 1;
+        self.steps[step.unwrap_or(setup)] += 1;
+    }
+
+    fn add_to(&self, game: &Game, cov: &mut Coverage) {
+        let v = game.variant();
+        let setup = self.steps.len() - 1;
+        for (i, n) in self.steps.iter().enumerate().filter(|(_, n)| **n > 0) {
+            let name = if i == setup { "setup" } else { v.steps[i].name.as_str() };
+            *cov.steps.entry(name.to_string()).or_default() += n;
+        }
+        for (kind, n) in self.actions.iter().enumerate().filter(|(_, n)| **n > 0) {
+            *cov.actions.entry(v.actions[kind].template.name.clone()).or_default() += n;
+        }
+        if self.invariant_checks > 0 {
+            for inv in &v.invariants {
+                *cov.invariants.entry(inv.name.clone()).or_default() += self.invariant_checks;
+            }
+        }
+    }
+}
+
+fn play_tallied(
+    game: &Game,
+    opts: &Options,
+    chooser: &mut dyn Chooser,
+    cov: &mut Coverage,
+    tally: &mut Tally,
 ) -> Result<Played, Box<Finding>> {
     let mut g = Checked {
         game,
@@ -126,15 +190,18 @@ pub fn play_with(
         step: String::new(),
     };
     let mut state = game.new_game(opts.players).map_err(|e| g.broke_with(e))?;
-    g.invariants(&state, cov)?;
+    g.invariants(&state, tally)?;
     let mut chance_steps = 0usize;
     let mut legal = Vec::new();
+    // The step g.step names (None: setup).
+    let mut step_index = state.core.step;
+    g.step.push_str(game.step_name(&state));
     loop {
         g.turn = state.core.turn;
-        let step = game.step_name(&state);
-        if g.step != step {
+        if step_index != state.core.step {
+            step_index = state.core.step;
             g.step.clear();
-            g.step.push_str(step);
+            g.step.push_str(game.step_name(&state));
         }
         match state.to_move() {
             ToMove::Terminal => break,
@@ -198,8 +265,8 @@ pub fn play_with(
                     return Ok(Played::default());
                 };
                 let a = legal[index.min(legal.len() - 1)];
-                count(&mut cov.steps, &g.step);
-                count(&mut cov.actions, &game.variant().actions[a.kind as usize].template.name);
+                tally.step(step_index);
+                tally.actions[a.kind as usize] += 1;
                 let text = game.action_text(&a);
                 g.choices.push(Choice::Decision {
                     turn: g.turn,
@@ -216,8 +283,13 @@ pub fn play_with(
         // rules have seen none of them yet: the cards drawn so far are in
         // transit, so the invariants wait for the event's end.
         if state.core.chance.as_ref().is_none_or(|p| p.got.is_empty()) {
-            g.invariants(&state, cov)?;
+            g.invariants(&state, tally)?;
         }
+    }
+    // Every step of the game saved and loaded (the deep checks save their
+    // states without the history; this covers it, once per game).
+    if opts.deep_every != usize::MAX {
+        g.save_load(&state)?;
     }
     // The whole game again from its record.
     if opts.replay_check {
@@ -292,10 +364,8 @@ impl Checked<'_> {
         self.finding(kind, e.to_string())
     }
 
-    fn invariants(&self, state: &State, cov: &mut Coverage) -> Result<(), Box<Finding>> {
-        for inv in &self.game.variant().invariants {
-            count(&mut cov.invariants, &inv.name);
-        }
+    fn invariants(&self, state: &State, tally: &mut Tally) -> Result<(), Box<Finding>> {
+        tally.invariant_checks += 1;
         let broken = match &self.opts.only_invariant {
             Some(name) => self.game.broken_invariant(state, name),
             None => self.game.broken_invariants(state),
@@ -305,6 +375,24 @@ impl Checked<'_> {
             Some((name, message)) => Err(self.finding(FindingKind::Invariant(name), message)),
             None => Ok(()),
         }
+    }
+
+    /// `state` saved as JSON and loaded again, which must equal it.
+    fn save_load(&self, state: &State) -> Result<State, Box<Finding>> {
+        let game = self.game;
+        let saved = game
+            .save_state(state)
+            .map_err(|e| self.check(GenericCheck::SerdeRoundTrip, format!("cannot save: {e}")))?;
+        let loaded: State = game
+            .load_state(&saved)
+            .map_err(|e| self.check(GenericCheck::SerdeRoundTrip, format!("cannot load: {e}")))?;
+        if !loaded.same_as(state) {
+            return Err(self.check(
+                GenericCheck::SerdeRoundTrip,
+                "a loaded state differs from the saved one".into(),
+            ));
+        }
+        Ok(loaded)
     }
 
     fn legal_texts(&self, legal: &[Action]) -> Result<(), Box<Finding>> {
@@ -354,13 +442,16 @@ impl Checked<'_> {
         // with the decision count, so that long lists are covered over time.
         const SAMPLE: usize = 24;
         let stride = legal.len().div_ceil(SAMPLE).max(1);
+        // One scratch state, copied into for each action (no allocation);
+        // it is thrown away after an error, so it needs no backup.
+        let mut s = copy;
         for a in legal
             .iter()
             .skip(self.decisions / self.opts.deep_every.max(1) % stride)
             .step_by(stride)
         {
-            let mut s = state.clone();
-            if let Err(e) = game.apply_trusted(&mut s, *a) {
+            s.clone_from(state);
+            if let Err(e) = game.apply_scratch(&mut s, *a) {
                 let msg = format!("legal action '{}' fails: {e}", game.action_text(a));
                 return Err(match e {
                     GameError::Script(_) => self.finding(FindingKind::Script, msg),
@@ -368,29 +459,31 @@ impl Checked<'_> {
                 });
             }
         }
-        // Save, load, and play on a few steps identically.
-        let saved = game
-            .save_state(state)
-            .map_err(|e| self.check(GenericCheck::SerdeRoundTrip, format!("cannot save: {e}")))?;
-        let loaded: State = game
-            .load_state(&saved)
-            .map_err(|e| self.check(GenericCheck::SerdeRoundTrip, format!("cannot load: {e}")))?;
-        if !loaded.same_as(state) {
-            return Err(self.check(
-                GenericCheck::SerdeRoundTrip,
-                "a loaded state differs from the saved one".into(),
-            ));
-        }
-        let (mut a, mut b) = (state.clone(), loaded);
-        let (mut ra, mut rb) = (rng::seeded(self.decisions as u64), rng::seeded(self.decisions as u64));
-        let on = |g: &Game, s: &mut State, r: &mut rng::GameRng| {
-            crate::playout::random_playout(g, s, r, None, 4).map(|_| ())
-        };
-        if on(game, &mut a, &mut ra).is_ok() && on(game, &mut b, &mut rb).is_ok() && !a.same_as(&b) {
-            return Err(self.check(
-                GenericCheck::SerdeRoundTrip,
-                "a loaded state plays on differently".into(),
-            ));
+        // Save, load, and play on a few steps identically: at every
+        // SAVE_LOAD_EVERY-th deep check, and without the history, which
+        // grows with the game (so saving it at every check would cost in
+        // the square of the game's length). The whole history is saved and
+        // loaded once, at the game's end (see `play_with`). Both copies
+        // play on from the same (empty) history, so they must stay equal.
+        let every = self.opts.deep_every.max(1);
+        if self.decisions % (every * SAVE_LOAD_EVERY) == every {
+            let now = State {
+                core: state.core.clone(),
+                data: state.data.clone(),
+                history: History::default(),
+            };
+            let loaded = self.save_load(&now)?;
+            let (mut a, mut b) = (now, loaded);
+            let (mut ra, mut rb) = (rng::seeded(self.decisions as u64), rng::seeded(self.decisions as u64));
+            let on = |g: &Game, s: &mut State, r: &mut rng::GameRng| {
+                crate::playout::random_playout(g, s, r, None, 4).map(|_| ())
+            };
+            if on(game, &mut a, &mut ra).is_ok() && on(game, &mut b, &mut rb).is_ok() && !a.same_as(&b) {
+                return Err(self.check(
+                    GenericCheck::SerdeRoundTrip,
+                    "a loaded state plays on differently".into(),
+                ));
+            }
         }
         // Resample what the seat to move cannot see: a replay of the whole
         // game, so less often than the other checks.
