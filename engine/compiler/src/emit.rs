@@ -207,12 +207,23 @@ impl<'a> Emit<'a> {
     // ----- the whole program ---------------------------------------------
 
     pub fn program(mut self, fingerprint: &str) -> String {
-        let mut body = String::new();
+        // One module per script file: rustc compiles (and, after an edit,
+        // recompiles) a module as a unit, so an edit to one file rebuilds
+        // that file's functions, not the whole rule set.
+        let mut by_file: std::collections::BTreeMap<usize, String> = std::collections::BTreeMap::new();
         for i in 0..self.funcs.len() {
             self.cur = i;
             self.tmp = 0;
             let f = self.function(i);
-            body.push_str(&f);
+            by_file.entry(self.funcs[i].file).or_default().push_str(&f);
+        }
+        let mut body = String::new();
+        for (file, code) in by_file {
+            let path = self.facts.files[file].0.display().to_string();
+            let _ = writeln!(
+                body,
+                "/// {path}\npub mod file_{file} {{\nuse super::*;\n\n{code}}}\npub use file_{file}::*;\n"
+            );
         }
         let hooks = self.hook_dispatch();
         let entry = self.entry_points();
