@@ -157,3 +157,31 @@ def test_secret_decisions_are_hidden_from_the_other_seat():
     assert a.information_state_string(1).endswith("\n?")
     # P1 knows what it chose.
     assert a.information_state_string(0) != b.information_state_string(0)
+
+
+def test_a_sealed_hold_is_hidden_from_the_other_seat():
+    # Battleship Galaxies seals a transport's hold in secret, one decision
+    # per place: whichever ship P1 puts in, P2's view must be the same.
+    game = rulesmith.load_game(variant("battleship-galaxies"), players=2)
+    state, rng = game.new_initial_state(), random.Random(7)
+    for _ in range(2000):
+        settle(state, seed=rng.randrange(1 << 30))
+        if state.is_terminal():
+            break
+        legal = state.legal_actions()
+        if state.current_player() == 0 and len(legal) > 1 and state.decision_is_secret():
+            break
+        state.apply_action(rng.choice(legal))
+    else:
+        pytest.fail("no secret loading of P1 with a choice in 2000 steps")
+    assert not state.is_terminal()
+    worlds = []
+    for a in state.legal_actions()[:2]:
+        w = state.clone()
+        w.apply_action(a)
+        worlds.append(w)
+    a, b = worlds
+    assert a.information_state_string(1) == b.information_state_string(1)
+    assert a.observation_string(1) == b.observation_string(1)
+    # P1 knows what it put in its hold.
+    assert a.information_state_string(0) != b.information_state_string(0)
