@@ -128,11 +128,11 @@ def test_bots_pick_legal_actions_with_the_gil_released(basic):
     assert results[1]["summary"]["games"] == 20
 
 
-def test_secret_decisions_are_hidden_from_the_other_seat():
-    # Battlefield: Space commits reinforcements in a secret round: once
-    # P1 has committed, P2's view must not depend on what P1 chose.
-    game = rulesmith.load_game(variant("battlefield-space"), players=2)
-    state, rng = game.new_initial_state(), random.Random(4)
+def first_secret_choice_of_p1(name, seed):
+    """A random game of `name` played up to P1's first secret decision with
+    more than one choice."""
+    game = rulesmith.load_game(variant(name), players=2)
+    state, rng = game.new_initial_state(), random.Random(seed)
     for _ in range(2000):
         settle(state, seed=rng.randrange(1 << 30))
         if state.is_terminal():
@@ -142,15 +142,28 @@ def test_secret_decisions_are_hidden_from_the_other_seat():
             break
         state.apply_action(rng.choice(legal))
     else:
-        pytest.fail("no secret decision of P1 with a choice in 2000 steps")
+        pytest.fail(f"{name}: no secret decision of P1 with a choice in 2000 steps")
     assert not state.is_terminal()
+    return state
+
+
+def two_choices(state):
+    """The states after each of the first two legal actions."""
     worlds = []
     for a in state.legal_actions()[:2]:
         w = state.clone()
         w.apply_action(a)
-        assert w.current_player() == 1, "P2 commits next in the same round"
         worlds.append(w)
-    a, b = worlds
+    return worlds
+
+
+def test_secret_decisions_are_hidden_from_the_other_seat():
+    # Battlefield: Space commits reinforcements in a secret round: once
+    # P1 has committed, P2's view must not depend on what P1 chose.
+    state = first_secret_choice_of_p1("battlefield-space", seed=4)
+    a, b = two_choices(state)
+    for w in (a, b):
+        assert w.current_player() == 1, "P2 commits next in the same round"
     assert a.information_state_string(1) == b.information_state_string(1)
     assert a.observation_string(1) == b.observation_string(1)
     assert a.legal_actions() == b.legal_actions()
@@ -162,25 +175,8 @@ def test_secret_decisions_are_hidden_from_the_other_seat():
 def test_a_sealed_hold_is_hidden_from_the_other_seat():
     # Battleship Galaxies seals a transport's hold in secret, one decision
     # per place: whichever ship P1 puts in, P2's view must be the same.
-    game = rulesmith.load_game(variant("battleship-galaxies"), players=2)
-    state, rng = game.new_initial_state(), random.Random(7)
-    for _ in range(2000):
-        settle(state, seed=rng.randrange(1 << 30))
-        if state.is_terminal():
-            break
-        legal = state.legal_actions()
-        if state.current_player() == 0 and len(legal) > 1 and state.decision_is_secret():
-            break
-        state.apply_action(rng.choice(legal))
-    else:
-        pytest.fail("no secret loading of P1 with a choice in 2000 steps")
-    assert not state.is_terminal()
-    worlds = []
-    for a in state.legal_actions()[:2]:
-        w = state.clone()
-        w.apply_action(a)
-        worlds.append(w)
-    a, b = worlds
+    state = first_secret_choice_of_p1("battleship-galaxies", seed=7)
+    a, b = two_choices(state)
     assert a.information_state_string(1) == b.information_state_string(1)
     assert a.observation_string(1) == b.observation_string(1)
     # P1 knows what it put in its hold.
