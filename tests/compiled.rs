@@ -166,21 +166,24 @@ fn compiled_rules_stop_a_string_at_the_size_limit() {
     assert!(e.contains("at on_locked"), "{e}");
 }
 
+/// Runs rulesmith with its own `PATH` (which cargo it finds) and build cache.
+fn with_path_and_cache(args: &[&str], path: &std::ffi::OsStr, cache: &std::path::Path) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_rulesmith"))
+        .args(args)
+        .current_dir(root())
+        .env("PATH", path)
+        .env("RULESMITH_CACHE", cache)
+        .output()
+        .expect("runs")
+}
+
 /// Without a Rust toolchain the commands that prefer compiled rules say so
 /// in one line and run the interpreter; asking for compiled rules is an error.
 #[test]
 fn without_a_toolchain_the_interpreter_runs_with_a_notice() {
     let empty = std::env::temp_dir().join(format!("rulesmith-no-cargo-{}", std::process::id()));
     std::fs::create_dir_all(&empty).unwrap();
-    let run = |args: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_rulesmith"))
-            .args(args)
-            .current_dir(root())
-            .env("PATH", &empty)
-            .env("RULESMITH_CACHE", empty.join("cache"))
-            .output()
-            .expect("runs")
-    };
+    let run = |args: &[&str]| with_path_and_cache(args, empty.as_os_str(), &empty.join("cache"));
     let o = run(&["simulate", "variants/sirius-basic", "--games", "3"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let e = stderr(&o);
@@ -226,15 +229,7 @@ fn compiled_rules_that_do_not_build_fall_back_to_the_interpreter() {
     .unwrap();
     std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
     let path = format!("{}:{}", dir.display(), std::env::var("PATH").unwrap_or_default());
-    let run = |args: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_rulesmith"))
-            .args(args)
-            .current_dir(root())
-            .env("PATH", &path)
-            .env("RULESMITH_CACHE", dir.join("cache"))
-            .output()
-            .expect("runs")
-    };
+    let run = |args: &[&str]| with_path_and_cache(args, path.as_ref(), &dir.join("cache"));
     let builds_so_far = || std::fs::read_to_string(&builds).map(|t| t.lines().count()).unwrap_or(0);
     for _ in 0..2 {
         let o = run(&["simulate", "variants/sirius-basic", "--games", "3"]);
