@@ -124,19 +124,7 @@ impl Legal {
         }
         let mut index = [0usize; MAX_ARGS];
         for _ in 0..count {
-            let mut args = [0i32; MAX_ARGS];
-            let mut len = 0;
-            for (d, &i) in index[..n].iter().enumerate() {
-                for &v in self.choice(first + d, i) {
-                    args[len] = v as i32;
-                    len += 1;
-                }
-            }
-            out.push(Action {
-                kind,
-                len: len as u8,
-                args,
-            });
+            out.push(self.combination(kind, first, &index[..n]));
             for d in (0..n).rev() {
                 index[d] += 1;
                 if index[d] < sizes[d] {
@@ -201,9 +189,15 @@ impl Legal {
             index[d] = k % m;
             k /= m;
         }
+        self.combination(kind, first, &index[..n])
+    }
+
+    /// The action made of choice `index[d]` of each domain `first + d`.
+    #[inline]
+    fn combination(&self, kind: u16, first: usize, index: &[usize]) -> Action {
         let mut args = [0i32; MAX_ARGS];
         let mut len = 0;
-        for (d, &i) in index[..n].iter().enumerate() {
+        for (d, &i) in index.iter().enumerate() {
             for &v in self.choice(first + d, i) {
                 args[len] = v as i32;
                 len += 1;
