@@ -185,17 +185,22 @@ fn the_broken_example_is_caught_and_shrunk_to_a_short_record() {
     assert!(String::from_utf8_lossy(&r.stderr).contains("invariant 'power_in_range' does not hold"));
 }
 
-#[test]
-fn a_script_error_during_play_is_a_finding_naming_file_and_line() {
-    let g = Rc::new(
-        rulesmith_rhai::interpreted(Variant::load(root().join("tests/fuzz-variants/script-error")).unwrap()).unwrap(),
-    );
+/// A batch of `games` fuzzed games from `seed` of `tests/fuzz-variants/NAME`
+/// on the interpreter, with a small shrink budget.
+fn fuzz_test_variant(name: &str, seed: u64, games: u32) -> fuzz::Batch {
+    let path = root().join("tests/fuzz-variants").join(name);
+    let g = Rc::new(rulesmith_rhai::interpreted(Variant::load(path).unwrap()).unwrap());
     let mut game_for = |_: &[(String, i64)]| Ok(g.clone());
     let opts = Options {
         shrink_budget: 300,
         ..Options::default()
     };
-    let batch = fuzz::run_batch(&mut game_for, &opts, &[], 7, 64);
+    fuzz::run_batch(&mut game_for, &opts, &[], seed, games)
+}
+
+#[test]
+fn a_script_error_during_play_is_a_finding_naming_file_and_line() {
+    let batch = fuzz_test_variant("script-error", 7, 64);
     let (f, _) = batch.finding.expect("the failing script is found");
     assert_eq!(f.kind, FindingKind::Script);
     assert!(f.message.contains("repair.rhai:4"), "{}", f.message);
@@ -206,15 +211,7 @@ fn a_script_error_during_play_is_a_finding_naming_file_and_line() {
 /// holding one action twice is still found.
 #[test]
 fn an_action_listed_twice_is_a_finding_even_after_its_text_was_checked() {
-    let g = Rc::new(
-        rulesmith_rhai::interpreted(Variant::load(root().join("tests/fuzz-variants/stay-twice")).unwrap()).unwrap(),
-    );
-    let mut game_for = |_: &[(String, i64)]| Ok(g.clone());
-    let opts = Options {
-        shrink_budget: 300,
-        ..Options::default()
-    };
-    let batch = fuzz::run_batch(&mut game_for, &opts, &[], 3, 16);
+    let batch = fuzz_test_variant("stay-twice", 3, 16);
     let (f, _) = batch.finding.expect("the doubled action is found");
     assert_eq!(
         f.kind,
