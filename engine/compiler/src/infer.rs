@@ -1160,6 +1160,66 @@ impl Infer<'_> {
         })
     }
 
+    /// `src` flows into `dst` (see `Deferred::Join`); whether that changed
+    /// a type. `defaults`: the last phase, where open sources take the
+    /// place's type.
+    fn flow(&mut self, dst: Ty, src: Ty, at: &str, defaults: bool) -> bool {
+        // A value flows: scalars copy their kind (no shared
+        // class, so a later conflict at `dst` cannot spread
+        // back to `src`); arrays and maps are one value and
+        // share their element types; a dynamic source is
+        // converted (checked) where the place is typed.
+        let (sd, ss) = (self.t.store.shape(dst), self.t.store.shape(src));
+        match (&sd, &ss) {
+            (Shape::Dyn, _) => {}
+            (_, Shape::Unknown) => {
+                // A source nothing else decides (a value that
+                // never exists, such as the result of a call
+                // that always fails) takes the place's type.
+                if defaults && self.t.store.find(dst) != self.t.store.find(src) {
+                    match sd {
+                        Shape::Int | Shape::Bool | Shape::Str | Shape::Unit => {
+                            let n = self.t.store.make(sd.clone());
+                            self.t.store.unify(src, n, "a value flows");
+                        }
+                        _ => self.t.store.unify(dst, src, "a value flows"),
+                    }
+                    return true;
+                }
+            }
+            (_, Shape::Dyn) => {
+                // Faithful to the interpreter: whatever the
+                // dynamic value is, the place can hold it.
+                let why = format!("{at}: a dynamic value flows here");
+                self.t.store.make_dyn(dst, &why);
+                return true;
+            }
+            (Shape::Unknown, Shape::Int | Shape::Bool | Shape::Str | Shape::Unit) => {
+                let n = self.t.store.make(ss.clone());
+                self.t.store.unify(dst, n, "a value flows");
+                return true;
+            }
+            (a, b) if a == b && !matches!(a, Shape::Arr(_) | Shape::Rec(_)) => {}
+            _ => {
+                if self.t.store.compatible(dst, src) {
+                    if self.t.store.find(dst) != self.t.store.find(src) {
+                        self.t.store.unify(dst, src, "a value flows");
+                        return true;
+                    }
+                } else {
+                    let why = format!(
+                        "{at}: gets {} and {}",
+                        self.t.store.describe(dst),
+                        self.t.store.describe(src)
+                    );
+                    self.t.store.make_dyn(dst, &why);
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
     /// Settles the deferred constraints to a fixed point, then decides what
     /// is still open: `+` and comparisons of unknowns default to numbers.
     fn settle(&mut self) {
@@ -1168,8 +1228,8 @@ impl Infer<'_> {
             let mut changed = false;
             let deferred = std::mem::take(&mut self.deferred);
             for d in &deferred {
-                let join = match *d {
-                    Deferred::Join { dst, src, ref at } => Some((dst, src, at)),
+                match *d {
+                    Deferred::Join { dst, src, ref at } => changed |= self.flow(dst, src, at, defaults),
                     Deferred::Narrow {
                         dst,
                         src,
@@ -1180,66 +1240,8 @@ impl Infer<'_> {
                         // branch never runs): the branch has the tested kind.
                         let (ss, st) = (self.t.store.shape(src), self.t.store.shape(typed));
                         let other = matches!(ss, Shape::Int | Shape::Bool | Shape::Str | Shape::Unit) && ss != st;
-                        Some((dst, if ss == Shape::Dyn || other { typed } else { src }, at))
-                    }
-                    _ => None,
-                };
-                match *d {
-                    Deferred::Join { .. } | Deferred::Narrow { .. } => {
-                        let (dst, src, at) = join.expect("a join");
-                        // A value flows: scalars copy their kind (no shared
-                        // class, so a later conflict at `dst` cannot spread
-                        // back to `src`); arrays and maps are one value and
-                        // share their element types; a dynamic source is
-                        // converted (checked) where the place is typed.
-                        let (sd, ss) = (self.t.store.shape(dst), self.t.store.shape(src));
-                        match (&sd, &ss) {
-                            (Shape::Dyn, _) => {}
-                            (_, Shape::Unknown) => {
-                                // A source nothing else decides (a value that
-                                // never exists, such as the result of a call
-                                // that always fails) takes the place's type.
-                                if defaults && self.t.store.find(dst) != self.t.store.find(src) {
-                                    match sd {
-                                        Shape::Int | Shape::Bool | Shape::Str | Shape::Unit => {
-                                            let n = self.t.store.make(sd.clone());
-                                            self.t.store.unify(src, n, "a value flows");
-                                        }
-                                        _ => self.t.store.unify(dst, src, "a value flows"),
-                                    }
-                                    changed = true;
-                                }
-                            }
-                            (_, Shape::Dyn) => {
-                                // Faithful to the interpreter: whatever the
-                                // dynamic value is, the place can hold it.
-                                let why = format!("{at}: a dynamic value flows here");
-                                self.t.store.make_dyn(dst, &why);
-                                changed = true;
-                            }
-                            (Shape::Unknown, Shape::Int | Shape::Bool | Shape::Str | Shape::Unit) => {
-                                let n = self.t.store.make(ss.clone());
-                                self.t.store.unify(dst, n, "a value flows");
-                                changed = true;
-                            }
-                            (a, b) if a == b && !matches!(a, Shape::Arr(_) | Shape::Rec(_)) => {}
-                            _ => {
-                                if self.t.store.compatible(dst, src) {
-                                    if self.t.store.find(dst) != self.t.store.find(src) {
-                                        self.t.store.unify(dst, src, "a value flows");
-                                        changed = true;
-                                    }
-                                } else {
-                                    let why = format!(
-                                        "{at}: gets {} and {}",
-                                        self.t.store.describe(dst),
-                                        self.t.store.describe(src)
-                                    );
-                                    self.t.store.make_dyn(dst, &why);
-                                    changed = true;
-                                }
-                            }
-                        }
+                        let src = if ss == Shape::Dyn || other { typed } else { src };
+                        changed |= self.flow(dst, src, at, defaults);
                     }
                     Deferred::Add { res, a, b } => {
                         let (sa, sb, sr) = (self.t.store.shape(a), self.t.store.shape(b), self.t.store.shape(res));
