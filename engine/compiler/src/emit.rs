@@ -481,16 +481,17 @@ impl<'a> Emit<'a> {
         let v = self.var(var);
         let tick = format!("rt.tick().at(F, FN, {}, {})?;", pos.line, pos.col);
         let body_code = self.block_value(body, None, pos);
+        // `for (x, i) in ..`: the counter, where the script names one.
+        let count = match counter {
+            Some(c) => format!("let mut {} = (__k as i64);", self.var(c)),
+            None => String::new(),
+        };
         match iter {
             Iter::Range { from, to, inclusive } => {
                 let a = self.expr(from);
                 let b = self.expr(to);
                 let op = if *inclusive { "..=" } else { ".." };
                 let (ta, tb) = (self.tmp(), self.tmp());
-                let count = match counter {
-                    Some(c) => format!("let mut {} = (__k as i64);", self.var(c)),
-                    None => String::new(),
-                };
                 format!(
                     "{{ let {ta}: i64 = {a}; let {tb}: i64 = {b}; for (__k, __x) in ({ta}{op}{tb}).enumerate() {{ {tick} let mut {v} = __x; {count} {body_code}; }} }}"
                 )
@@ -498,10 +499,6 @@ impl<'a> Emit<'a> {
             Iter::Array(a) if self.shape(self.t.expr_ty[a.id]) == Shape::Dyn => {
                 // A dynamic value: its elements, if it is an array.
                 let code = self.expr(a);
-                let count = match counter {
-                    Some(c) => format!("let mut {} = (__k as i64);", self.var(c)),
-                    None => String::new(),
-                };
                 let dt = self.dyn_ty();
                 let vt = self.t.var_ty[self.cur][var];
                 let x = self.convert("__x".into(), dt, vt, pos);
@@ -515,10 +512,6 @@ impl<'a> Emit<'a> {
                 let el_copy = match self.shape(at) {
                     Shape::Arr(el) => self.is_copy(el),
                     _ => false,
-                };
-                let count = match counter {
-                    Some(c) => format!("let mut {} = (__k as i64);", self.var(c)),
-                    None => String::new(),
                 };
                 // Iterate by reference when nothing in the body can write to
                 // what is iterated (Rhai iterates over a copy).
