@@ -185,9 +185,9 @@ impl<'a> Emit<'a> {
         }
     }
 
-    /// A native's or method's result where the expression is dynamic: most
-    /// natives give typed results whatever their context, so the value is
-    /// converted (a no-op copy when it already is dynamic).
+    /// A literal's, native's or method's result where the expression is
+    /// dynamic: they give typed results whatever their context, so the value
+    /// is converted (a copy when it already is dynamic).
     fn dynamic_if_needed(&mut self, code: String, ty: Ty) -> String {
         if self.shape(ty) == Shape::Dyn {
             format!("ToValue::to_value(&({code}))")
@@ -898,11 +898,7 @@ impl<'a> Emit<'a> {
         if let Some(code) = literal {
             // A literal whose place holds values of several kinds (a map
             // field that is a number here and a string there) is dynamic.
-            return if self.shape(ty) == Shape::Dyn {
-                format!("ToValue::to_value(&({code}))")
-            } else {
-                code
-            };
+            return self.dynamic_if_needed(code, ty);
         }
         match &e.kind {
             Kind::Int(_) | Kind::Bool(_) | Kind::Str(_) | Kind::Unit | Kind::Interp(_) => {
