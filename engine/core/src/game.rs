@@ -50,6 +50,9 @@ pub struct Game {
     round_trips: RefCell<HashSet<Action, BuildHasherDefault<ActionHasher>>>,
     /// The legal list sorted by [`Game::check_texts`], kept between calls.
     sorted_scratch: RefCell<Vec<Action>>,
+    /// The `[end] max_turns` parameter's value, looked up once (the variant
+    /// cannot change under a game; every turn's end reads it).
+    max_turns: Option<i64>,
 }
 
 /// A hasher for the set of checked actions: the fuzzer looks up every legal
@@ -114,14 +117,17 @@ impl Game {
     /// [`Game::from_rules`] for rules chosen at run time (an engine picked
     /// by a flag, compiled rules found in a registry).
     pub fn from_rules_boxed(variant: impl Into<Arc<Variant>>, rules: Box<dyn Rules>) -> Result<Game, LoadError> {
+        let variant: Arc<Variant> = variant.into();
+        let max_turns = variant.max_turns.as_deref().and_then(|p| variant.int_param(p));
         let game = Game {
-            variant: variant.into(),
+            variant,
             rules,
             ctx: RefCell::new(Ctx::default()),
             diagnosing: std::cell::Cell::new(false),
             spare: RefCell::new(None),
             round_trips: RefCell::new(HashSet::default()),
             sorted_scratch: RefCell::new(Vec::new()),
+            max_turns,
         };
         let problems = game.check_references();
         if problems.is_empty() {
@@ -1145,12 +1151,7 @@ impl Game {
         if state.is_terminal() {
             return Ok(());
         }
-        if let Some(limit) = self
-            .variant
-            .max_turns
-            .as_deref()
-            .and_then(|p| self.variant.int_param(p))
-        {
+        if let Some(limit) = self.max_turns {
             if state.core.turn as i64 >= limit {
                 state.core.status.0 = Status::Draw;
                 return Ok(());

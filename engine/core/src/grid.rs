@@ -14,12 +14,14 @@ use smallvec::SmallVec;
 /// (these run once per legal listing and per move in playouts).
 type Pieces<T> = SmallVec<[T; 16]>;
 
-/// The sorted distinct values of `values`.
-fn ranks(values: impl Iterator<Item = i64>) -> Pieces<i64> {
-    let mut v: Pieces<i64> = values.collect();
-    v.sort_unstable();
-    v.dedup();
-    v
+/// Fills `out` with the sorted distinct values of `values`. Scratch lists
+/// are filled in place rather than returned: a returned `SmallVec` is
+/// copied whole (its inline buffer), which cost more than the sorting.
+fn fill_ranks(out: &mut Pieces<i64>, values: impl Iterator<Item = i64>) {
+    out.clear();
+    out.extend(values);
+    out.sort_unstable();
+    out.dedup();
 }
 
 fn rank_of(sorted: &[i64], x: i64) -> i64 {
@@ -28,17 +30,20 @@ fn rank_of(sorted: &[i64], x: i64) -> i64 {
 
 /// Compacts present pieces' coordinates in place.
 pub fn compact(cols: &mut [i64], rows: &mut [i64]) {
-    let idx: Pieces<usize> = (0..cols.len()).filter(|&i| cols[i] >= 0).collect();
-    let cs = ranks(idx.iter().map(|&i| cols[i]));
-    let rs = ranks(idx.iter().map(|&i| rows[i]));
-    for &i in &idx {
-        cols[i] = rank_of(&cs, cols[i]);
-        rows[i] = rank_of(&rs, rows[i]);
+    let (mut cs, mut rs) = (Pieces::new(), Pieces::new());
+    fill_ranks(&mut cs, cols.iter().copied().filter(|&c| c >= 0));
+    fill_ranks(&mut rs, (0..cols.len()).filter(|&i| cols[i] >= 0).map(|i| rows[i]));
+    for i in 0..cols.len() {
+        if cols[i] >= 0 {
+            cols[i] = rank_of(&cs, cols[i]);
+            rows[i] = rank_of(&rs, rows[i]);
+        }
     }
 }
 
 /// The compact frame of every present piece but `mover`, and the slot the
 /// mover holds in it (if it is on the board).
+#[derive(Default)]
 struct Frame {
     cols: Pieces<i64>,
     rows: Pieces<i64>,
@@ -47,23 +52,22 @@ struct Frame {
 }
 
 impl Frame {
-    fn without(cols: &[i64], rows: &[i64], mover: Option<usize>) -> Frame {
-        let others: Pieces<usize> = (0..cols.len()).filter(|&i| cols[i] >= 0 && Some(i) != mover).collect();
-        let cs = ranks(others.iter().map(|&i| cols[i]));
-        let rs = ranks(others.iter().map(|&i| rows[i]));
-        let cells = others
-            .iter()
-            .map(|&i| (rank_of(&cs, cols[i]), rank_of(&rs, rows[i])))
-            .collect();
-        let current = mover
+    /// Fills an empty frame (made by the caller, so that it is built where
+    /// it is used: see [`fill_ranks`]).
+    fn fill(&mut self, cols: &[i64], rows: &[i64], mover: Option<usize>) {
+        let other = |i: &usize| cols[*i] >= 0 && Some(*i) != mover;
+        fill_ranks(&mut self.cols, (0..cols.len()).filter(other).map(|i| cols[i]));
+        fill_ranks(&mut self.rows, (0..cols.len()).filter(other).map(|i| rows[i]));
+        let (cs, rs) = (&self.cols, &self.rows);
+        self.cells.clear();
+        self.cells.extend(
+            (0..cols.len())
+                .filter(other)
+                .map(|i| (rank_of(cs, cols[i]), rank_of(rs, rows[i]))),
+        );
+        self.current = mover
             .filter(|&m| cols[m] >= 0)
-            .map(|m| (Frame::slot_of(&cs, cols[m]), Frame::slot_of(&rs, rows[m])));
-        Frame {
-            cols: cs,
-            rows: rs,
-            cells,
-            current,
-        }
+            .map(|m| (Frame::slot_of(cs, cols[m]), Frame::slot_of(rs, rows[m])));
     }
 
     /// The doubled coordinate that rebuilds `x` among `sorted` others.
@@ -93,7 +97,8 @@ impl Frame {
 /// `mover` is `None`): free cells and new lines, minus the mover's own
 /// slot, column by column, handed to `each` (no list is built).
 pub fn for_each_slot(cols: &[i64], rows: &[i64], mover: Option<usize>, mut each: impl FnMut(i64, i64)) {
-    let f = Frame::without(cols, rows, mover);
+    let mut f = Frame::default();
+    f.fill(cols, rows, mover);
     let (c_max, r_max) = f.bounds();
     for c in 0..=c_max {
         for r in 0..=r_max {
@@ -117,7 +122,8 @@ pub fn place(cols: &mut [i64], rows: &mut [i64], mover: usize, c: i64, r: i64) -
     if mover >= cols.len() {
         return false;
     }
-    let f = Frame::without(cols, rows, Some(mover));
+    let mut f = Frame::default();
+    f.fill(cols, rows, Some(mover));
     if !f.is_free(c, r) {
         return false;
     }
