@@ -1733,9 +1733,10 @@ impl<'a> Emit<'a> {
             let r = self.rec_info(ty);
             let info_name = self.recs[&r].name.clone();
             let fields = self.recs[&r].fields.clone();
+            // Built once per card and kept by the runtime (`Rt::card_record`).
             let _ = writeln!(
                 out,
-                "pub fn card_{}(rt: &mut Rt, deck: usize, id: &Str) -> R<{info_name}> {{\n    let c = rt.card(deck, id)?;\n    Ok({info_name} {{",
+                "pub fn card_{0}(rt: &mut Rt, deck: usize, id: &Str) -> R<{info_name}> {{\n    rt.card_record(deck, id, build_card_{0})\n}}\n\nfn build_card_{0}(c: CardData<'_>) -> R<{info_name}> {{\n    Ok({info_name} {{",
                 ident(&deck.name)
             );
             for (key, id, _, always) in fields {

@@ -134,7 +134,7 @@ impl std::hash::Hasher for Fnv {
 }
 
 /// Bumped whenever generated code changes for the same input.
-pub const COMPILER_REVISION: u32 = 7;
+pub const COMPILER_REVISION: u32 = 8;
 
 /// A script the compiler cannot translate, at its place.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -29,7 +29,7 @@ use value::{FromValue, Str, ToValue, Value};
 pub mod prelude {
     pub use crate::ops::*;
     pub use crate::value::{take_field, FromValue, Str, ToValue, Value, ValueMap};
-    pub use crate::{At, CompiledRules, Domain, Fail, Outcomes, Place, Query, Rt};
+    pub use crate::{At, CardData, CompiledRules, Domain, Fail, Outcomes, Place, Query, Rt};
     pub use rulesmith_core::board;
 }
 
@@ -195,10 +195,29 @@ impl CardData<'_> {
     }
 }
 
+/// Typed card records, kept per rule set: `card(deck, id)` used to build
+/// its record from the deck's data at every call (the id found by
+/// comparing strings, each field looked up by name and converted), which
+/// was over a third of a Battlefield: Space playout. A deck's data cannot
+/// change under a rule set, so each card is built once, when first looked
+/// up (a card whose data does not fit the inferred record fails then, as
+/// before, and is not kept).
+#[derive(Default)]
+pub struct CardTables {
+    decks: RefCell<Vec<Option<std::rc::Rc<dyn std::any::Any>>>>,
+}
+
+/// One deck's table: its ids sorted for lookup, and the records built so far.
+struct CardTable<T> {
+    ids: Vec<(Box<str>, u32)>,
+    records: RefCell<Vec<Option<T>>>,
+}
+
 /// What one rule call may touch.
 pub struct Rt<'a> {
     pub cx: &'a mut Ctx,
     pub variant: &'a Variant,
+    cards: &'a CardTables,
     fuel: u64,
     max_depth: u32,
     counts: Option<&'a RefCell<Counts>>,
@@ -307,6 +326,53 @@ impl Rt<'_> {
             .map(|c| Str::from(c.id.clone()))
             .collect()
     }
+    /// `card(deck, id)` as the typed record `T` that `build` makes from a
+    /// card's data (see [`CardTables`]).
+    pub fn card_record<T: Clone + 'static>(
+        &mut self,
+        deck: usize,
+        id: &Str,
+        build: fn(CardData<'_>) -> Result<T, Fail>,
+    ) -> Result<T, Fail> {
+        let table = self.card_table::<T>(deck);
+        let Ok(k) = table.ids.binary_search_by(|(x, _)| (**x).cmp(id.as_str())) else {
+            let d = &self.variant.decks[deck];
+            return Err(Fail::new(format!("deck '{}' has no card '{id}'", d.name)));
+        };
+        let index = table.ids[k].1 as usize;
+        if let Some(r) = &table.records.borrow()[index] {
+            return Ok(r.clone());
+        }
+        let record = build(CardData {
+            card: &self.variant.decks[deck].cards[index],
+        })?;
+        table.records.borrow_mut()[index] = Some(record.clone());
+        Ok(record)
+    }
+
+    fn card_table<T: 'static>(&self, deck: usize) -> std::rc::Rc<CardTable<T>> {
+        let mut decks = self.cards.decks.borrow_mut();
+        if decks.len() <= deck {
+            decks.resize(deck + 1, None);
+        }
+        let any = decks[deck].get_or_insert_with(|| {
+            let cards = &self.variant.decks[deck].cards;
+            let mut ids: Vec<(Box<str>, u32)> = cards
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (c.id.as_str().into(), i as u32))
+                .collect();
+            ids.sort();
+            std::rc::Rc::new(CardTable::<T> {
+                ids,
+                records: RefCell::new((0..cards.len()).map(|_| None).collect()),
+            })
+        });
+        any.clone()
+            .downcast::<CardTable<T>>()
+            .expect("one record type per deck in a rule set")
+    }
+
     pub fn card(&self, deck: usize, id: &Str) -> Result<CardData<'_>, Fail> {
         let d = &self.variant.decks[deck];
         d.cards
@@ -561,6 +627,7 @@ pub struct Compiled<C: CompiledRules> {
     limits: Limits,
     counts: RefCell<Counts>,
     tracking: std::cell::Cell<bool>,
+    cards: CardTables,
 }
 
 impl<C: CompiledRules> Compiled<C> {
@@ -571,6 +638,7 @@ impl<C: CompiledRules> Compiled<C> {
             limits,
             counts: RefCell::new(Counts::default()),
             tracking: std::cell::Cell::new(false),
+            cards: CardTables::default(),
         }
     }
 
@@ -581,6 +649,7 @@ impl<C: CompiledRules> Compiled<C> {
         Rt {
             cx,
             variant: &self.variant,
+            cards: &self.cards,
             fuel: self.limits.max_operations,
             max_depth: self.limits.max_call_levels as u32,
             counts: self.tracking.get().then_some(&self.counts),
@@ -744,5 +813,59 @@ impl Registration {
             fingerprint: C::default().fingerprint(),
             make: |v, l| Box::new(Compiled::new(C::default(), v, l)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    static BUILDS: AtomicUsize = AtomicUsize::new(0);
+
+    /// A record of a card's force, counting how often it is built.
+    fn force(c: CardData<'_>) -> Result<i64, Fail> {
+        BUILDS.fetch_add(1, Ordering::SeqCst);
+        i64::from_value(c.field("force"))
+    }
+
+    /// A record the data does not fit (a name is not a number).
+    fn name_as_int(c: CardData<'_>) -> Result<i64, Fail> {
+        i64::from_value(c.field("name"))
+    }
+
+    #[test]
+    fn a_card_record_is_built_once_and_unknown_or_misfit_cards_fail_every_time() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../variants/battlefield-space");
+        let variant = Variant::load(&root).expect("the shipped variant loads");
+        let deck = variant.decks.iter().position(|d| d.name == "red").expect("a red deck");
+        let (id, expected) = {
+            let card = &variant.decks[deck].cards[3];
+            let Some(variant::Value::Int(f)) = card.fields.get("force") else {
+                panic!("card 3 has a force")
+            };
+            (Str::from(card.id.clone()), *f)
+        };
+        let mut cx = Ctx::default();
+        let cards = CardTables::default();
+        let mut rt = Rt {
+            cx: &mut cx,
+            variant: &variant,
+            cards: &cards,
+            fuel: 1000,
+            max_depth: 8,
+            counts: None,
+        };
+        assert_eq!(rt.card_record(deck, &id, force).unwrap(), expected);
+        assert_eq!(rt.card_record(deck, &id, force).unwrap(), expected);
+        assert_eq!(BUILDS.load(Ordering::SeqCst), 1, "the second lookup reuses the record");
+        let e = rt.card_record(deck, &Str::lit("no-such-card"), force).unwrap_err();
+        assert_eq!(e.message, "deck 'red' has no card 'no-such-card'");
+        // A misfit is an error at each lookup, never a record kept.
+        let misfit = Str::from(variant.decks[deck].cards[4].id.clone());
+        let first = rt.card_record(deck, &misfit, name_as_int);
+        let again = rt.card_record(deck, &misfit, name_as_int);
+        assert!(first.is_err() && again.is_err(), "{first:?} {again:?}");
+        assert_eq!(rt.card_record(deck, &id, force).unwrap(), expected);
     }
 }
