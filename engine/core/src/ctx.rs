@@ -167,6 +167,7 @@ impl Ctx {
 
     /// A legal action of kind `kind`: its values are checked against the
     /// action's template, and only a step's legal function may add.
+    #[inline]
     pub fn add(&mut self, variant: &Variant, kind: u16, values: &[i64]) -> Result<(), String> {
         variant.actions[kind as usize].template.check_values(values)?;
         if !self.collecting {
@@ -189,16 +190,19 @@ impl Ctx {
     /// `start_choice` and `choice_value`), then `finish_product`, which
     /// checks every combination against the action's template and adds
     /// them all (in factored form, see [`Legal`]).
+    #[inline]
     pub fn start_product(&mut self) {
         self.legal.start_product();
     }
 
+    #[inline]
     pub fn product_domain(&mut self) {
         self.legal.start_domain();
     }
 
     /// A choice of the current domain: one number, or several that fill
     /// consecutive slots (e.g. a grid slot `[c, r]`).
+    #[inline]
     pub fn product_choice(&mut self, numbers: &[i64]) {
         self.legal.push_choice(numbers);
     }

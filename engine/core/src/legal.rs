@@ -213,6 +213,7 @@ impl Legal {
     // ----- building ----------------------------------------------------------
 
     /// Adds one action (its values already checked).
+    #[inline]
     pub(crate) fn push(&mut self, action: Action) -> Result<(), String> {
         self.grow(1)?;
         let at = self.singles.len() as u32;
@@ -234,6 +235,7 @@ impl Legal {
 
     /// Records that `singles[at..]` were just added: the last segment
     /// grows when they follow it, else they open a segment of their own.
+    #[inline]
     fn note_singles(&mut self, at: u32) {
         let end = self.singles.len() as u32;
         match self.segments.last_mut() {
@@ -243,6 +245,7 @@ impl Legal {
         }
     }
 
+    #[inline]
     fn grow(&mut self, by: usize) -> Result<(), String> {
         match self.len.checked_add(by) {
             Some(n) if n <= MAX_LEGAL => {
@@ -264,11 +267,13 @@ impl Legal {
     }
 
     /// Starts the next domain of the product being built.
+    #[inline]
     pub(crate) fn start_domain(&mut self) {
         self.domains.push(self.starts.len() as u32);
     }
 
     /// Adds a choice of numbers to the current domain.
+    #[inline]
     pub(crate) fn push_choice(&mut self, numbers: &[i64]) {
         self.starts.push(self.values.len() as u32);
         // Choices are one or two numbers: pushed one by one, inline.
@@ -343,17 +348,27 @@ impl Legal {
     /// choices have one width, the widths add up to the template's arity,
     /// and every number fits the slot it fills.
     fn fits(&self, template: &Template, first: usize, n: usize) -> bool {
+        // Read domain by domain off the flat buffers (every product ends
+        // with a closing mark in `starts`, so a domain's last choice has
+        // its end): this runs once per `add_all` of every listing.
+        let bounds = template.bounds();
         let mut slot = 0;
         for d in first..first + n {
-            let width = self.choice(d, 0).len();
-            for k in 0..self.choices(d) {
-                let numbers = self.choice(d, k);
-                if numbers.len() != width {
-                    return false;
-                }
-                if numbers.iter().enumerate().any(|(j, &v)| !template.fits(slot + j, v)) {
-                    return false;
-                }
+            let starts = &self.starts[self.domains[d] as usize..=self.domains[d + 1] as usize];
+            let width = (starts[1] - starts[0]) as usize;
+            if starts.windows(2).any(|w| (w[1] - w[0]) as usize != width) {
+                return false;
+            }
+            let Some(slots) = bounds.get(slot..slot + width) else {
+                return false;
+            };
+            let numbers = &self.values[starts[0] as usize..starts[starts.len() - 1] as usize];
+            if width > 0
+                && numbers
+                    .chunks_exact(width)
+                    .any(|c| c.iter().zip(slots).any(|(v, (lo, hi))| v < lo || v > hi))
+            {
+                return false;
             }
             slot += width;
         }

@@ -116,6 +116,11 @@ impl Template {
 
     /// True when `v` fits slot `slot` (see [`Template::check_values`]).
     #[inline]
+    /// The `(lowest, highest)` value of each slot, in order.
+    pub fn bounds(&self) -> &[(i64, i64)] {
+        &self.bounds
+    }
+
     pub fn fits(&self, slot: usize, v: i64) -> bool {
         self.bounds.get(slot).is_some_and(|&(lo, hi)| lo <= v && v <= hi)
     }

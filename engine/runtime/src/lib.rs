@@ -39,20 +39,53 @@ pub type Place = (u16, &'static str, u32, u32);
 /// A failure inside compiled rules: a message, where the innermost script
 /// function that failed was (set by the first `.at`), and the calls that
 /// led there, innermost first (added by `.called_at` on the way out).
+///
+/// Boxed: every fallible operation of generated code returns `R<T>`, so the
+/// failure's size is the size of every result (an unboxed `Fail` made each
+/// index, field read and checked add return 80 bytes through memory).
 #[derive(Clone, Debug)]
-pub struct Fail {
+pub struct Fail(Box<FailInfo>);
+
+/// What a [`Fail`] holds.
+#[derive(Clone, Debug)]
+pub struct FailInfo {
     pub message: String,
     pub at: Option<Place>,
     pub calls: Vec<Place>,
 }
 
 impl Fail {
+    /// Failures are the cold path of every operation: kept out of line, so
+    /// that the checks in generated code stay small enough to inline.
+    #[cold]
+    #[inline(never)]
     pub fn new(message: impl Into<String>) -> Fail {
-        Fail {
+        Fail(Box::new(FailInfo {
             message: message.into(),
             at: None,
             calls: Vec::new(),
-        }
+        }))
+    }
+
+    pub fn into_info(self) -> FailInfo {
+        *self.0
+    }
+
+    pub fn into_message(self) -> String {
+        self.0.message
+    }
+}
+
+impl std::ops::Deref for Fail {
+    type Target = FailInfo;
+    fn deref(&self) -> &FailInfo {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Fail {
+    fn deref_mut(&mut self) -> &mut FailInfo {
+        &mut self.0
     }
 }
 
@@ -66,32 +99,42 @@ pub trait At<T> {
 }
 
 impl<T> At<T> for Result<T, Fail> {
-    #[inline]
+    // Every fallible operation of generated code goes through these: the
+    // success path must inline to nothing, the failure path stays out of line.
+    #[inline(always)]
     fn at(self, file: u16, function: &'static str, line: u32, col: u32) -> Result<T, Fail> {
         match self {
             Ok(v) => Ok(v),
-            Err(mut e) => {
-                if e.at.is_none() {
-                    e.at = Some((file, function, line, col));
-                }
-                Err(e)
-            }
+            Err(e) => Err(locate(e, (file, function, line, col))),
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn called_at(self, file: u16, function: &'static str, line: u32, col: u32) -> Result<T, Fail> {
         match self {
             Ok(v) => Ok(v),
-            Err(mut e) => {
-                match e.at {
-                    None => e.at = Some((file, function, line, col)),
-                    Some(_) => e.calls.push((file, function, line, col)),
-                }
-                Err(e)
-            }
+            Err(e) => Err(add_call(e, (file, function, line, col))),
         }
     }
+}
+
+#[cold]
+#[inline(never)]
+fn locate(mut e: Fail, place: Place) -> Fail {
+    if e.at.is_none() {
+        e.at = Some(place);
+    }
+    e
+}
+
+#[cold]
+#[inline(never)]
+fn add_call(mut e: Fail, place: Place) -> Fail {
+    match e.at {
+        None => e.at = Some(place),
+        Some(_) => e.calls.push(place),
+    }
+    e
 }
 
 impl<T> At<T> for Result<T, String> {
@@ -228,26 +271,33 @@ struct Counts {
     functions: Vec<u64>,
 }
 
+/// `profile`'s call count, out of line: the calls of ordinary runs skip it.
+#[cold]
+#[inline(never)]
+fn count_call(counts: &RefCell<Counts>, function: usize) {
+    let mut c = counts.borrow_mut();
+    if c.functions.len() <= function {
+        c.functions.resize(function + 1, 0);
+    }
+    c.functions[function] += 1;
+}
+
 impl Rt<'_> {
     /// Entering a script function: one unit of fuel, and the depth limit
     /// (as Rhai's: the entry point is depth 0, and `max_depth` more may nest).
-    #[inline]
+    #[inline(always)]
     pub fn call(&mut self, depth: u32, function: usize) -> Result<(), Fail> {
         if depth > self.max_depth {
             return Err(Fail::new("too many nested calls: runaway recursion?"));
         }
         if let Some(c) = self.counts {
-            let mut c = c.borrow_mut();
-            if c.functions.len() <= function {
-                c.functions.resize(function + 1, 0);
-            }
-            c.functions[function] += 1;
+            count_call(c, function);
         }
         self.tick()
     }
 
     /// One loop turn: one unit of fuel (the operation limit's stand-in).
-    #[inline]
+    #[inline(always)]
     pub fn tick(&mut self) -> Result<(), Fail> {
         if self.fuel == 0 {
             return Err(Fail::new(
@@ -675,6 +725,7 @@ impl<C: CompiledRules> Compiled<C> {
             line: line as usize,
             column: col as usize,
         };
+        let f = f.into_info();
         let here = f.at.map(frame).unwrap_or_else(|| Frame {
             file: PathBuf::from("<script>"),
             function: entry.to_string(),
@@ -773,8 +824,8 @@ impl<C: CompiledRules> Rules for Compiled<C> {
     }
 
     fn data_from_json(&self, v: serde_json::Value) -> Result<Data, String> {
-        let value = Value::from_json(&v).map_err(|f| f.message)?;
-        let this = C::This::from_value(value).map_err(|f| f.message)?;
+        let value = Value::from_json(&v).map_err(Fail::into_message)?;
+        let this = C::This::from_value(value).map_err(Fail::into_message)?;
         Ok(Data::Native(Box::new(Native(this))))
     }
 

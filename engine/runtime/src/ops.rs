@@ -8,6 +8,8 @@ use crate::Fail;
 
 pub type R<T> = Result<T, Fail>;
 
+#[cold]
+#[inline(never)]
 fn overflow(what: &str, a: i64, b: i64) -> Fail {
     Fail::new(format!("Arithmetic overflow: {what}({a}, {b})"))
 }
@@ -81,12 +83,21 @@ pub fn shr(a: i64, b: i64) -> R<i64> {
 fn position(len: usize, i: i64) -> R<usize> {
     let p = if i < 0 { len as i64 + i } else { i };
     if p < 0 || p >= len as i64 {
-        return Err(Fail::new(format!(
-            "Array index {i} out of bounds: 0 to {}",
-            len as i64 - 1
-        )));
+        return Err(out_of_bounds(len, i));
     }
     Ok(p as usize)
+}
+
+#[cold]
+#[inline(never)]
+fn out_of_bounds(len: usize, i: i64) -> Fail {
+    Fail::new(format!("Array index {i} out of bounds: 0 to {}", len as i64 - 1))
+}
+
+#[cold]
+#[inline(never)]
+fn property_not_found(key: &str) -> Fail {
+    Fail::new(format!("Property not found: {key}"))
 }
 
 #[inline]
@@ -104,14 +115,12 @@ pub fn get_mut<T>(v: &mut [T], i: i64) -> R<&mut T> {
 /// A map property that may be absent (Rhai fails on reading a missing one).
 #[inline]
 pub fn opt<'a, T>(o: &'a Option<T>, key: &str) -> R<&'a T> {
-    o.as_ref()
-        .ok_or_else(|| Fail::new(format!("Property not found: {key}")))
+    o.as_ref().ok_or_else(|| property_not_found(key))
 }
 
 #[inline]
 pub fn opt_mut<'a, T>(o: &'a mut Option<T>, key: &str) -> R<&'a mut T> {
-    o.as_mut()
-        .ok_or_else(|| Fail::new(format!("Property not found: {key}")))
+    o.as_mut().ok_or_else(|| property_not_found(key))
 }
 
 pub fn fail_ref<'a>(message: &str) -> R<&'a Value> {

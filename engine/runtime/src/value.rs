@@ -20,6 +20,7 @@ impl Str {
         Str::Lit(s)
     }
 
+    #[inline]
     pub fn as_str(&self) -> &str {
         match self {
             Str::Lit(s) => s,
@@ -47,6 +48,7 @@ impl From<&'static str> for Str {
 }
 
 impl PartialEq for Str {
+    #[inline]
     fn eq(&self, other: &Str) -> bool {
         let (a, b) = (self.as_str(), other.as_str());
         std::ptr::eq(a, b) || a == b
