@@ -791,28 +791,32 @@ impl<C: CompiledRules> Rules for Compiled<C> {
         };
         let mut rt = self.runtime(cx);
         let r = &self.rules;
-        let unit = |x: Result<(), Fail>| x.map(|()| Value::Unit);
-        let result = match entry {
-            Entry::Setup => unit(r.setup(this, &mut rt)),
-            Entry::Legal { step } => unit(r.legal(step, this, &mut rt)),
-            Entry::Enter { step } => unit(r.enter(step, this, &mut rt)),
-            Entry::Apply { kind, values } => unit(r.apply(kind, values, this, &mut rt)),
-            Entry::TurnStart => unit(r.turn_start(this, &mut rt)),
-            Entry::TurnEnd => unit(r.turn_end(this, &mut rt)),
+        // The entry points that only act reply `Unit` straight away: they
+        // are nearly every call of a playout, and need no conversion.
+        let acted = |x: Result<(), Fail>| match x {
+            Ok(()) => Ok(Reply::Unit),
+            Err(f) => Err(self.error(f, "?")),
+        };
+        match entry {
+            Entry::Setup => acted(r.setup(this, &mut rt)),
+            Entry::Legal { step } => acted(r.legal(step, this, &mut rt)),
+            Entry::Enter { step } => acted(r.enter(step, this, &mut rt)),
+            Entry::Apply { kind, values } => acted(r.apply(kind, values, this, &mut rt)),
+            Entry::TurnStart => acted(r.turn_start(this, &mut rt)),
+            Entry::TurnEnd => acted(r.turn_end(this, &mut rt)),
             Entry::Resume { then, outcomes } => {
                 let o = Outcomes {
                     outcomes,
                     variant: &self.variant,
                 };
-                unit(r.resume(then, o, this, &mut rt))
+                acted(r.resume(then, o, this, &mut rt))
             }
-            Entry::Summary { viewer } => r.summary(this, &mut rt, viewer),
-            Entry::Render { viewer } => r.render(this, &mut rt, viewer),
-            Entry::Evaluate { seat } => r.evaluate(this, &mut rt, seat),
-            Entry::Labels => r.labels(this, &mut rt),
-            Entry::Invariant { index } => r.invariant(index, this, &mut rt),
-        };
-        self.reply(&entry, result)
+            Entry::Summary { viewer } => self.reply(&entry, r.summary(this, &mut rt, viewer)),
+            Entry::Render { viewer } => self.reply(&entry, r.render(this, &mut rt, viewer)),
+            Entry::Evaluate { seat } => self.reply(&entry, r.evaluate(this, &mut rt, seat)),
+            Entry::Labels => self.reply(&entry, r.labels(this, &mut rt)),
+            Entry::Invariant { index } => self.reply(&entry, r.invariant(index, this, &mut rt)),
+        }
     }
 
     fn call_query(&self, entry: Entry<'_>, cx: &mut Ctx, data: &Data) -> Option<Result<Reply, ScriptError>> {
