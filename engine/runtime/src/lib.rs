@@ -889,6 +889,25 @@ mod tests {
         i64::from_value(c.field("name"))
     }
 
+    /// Every operation of generated code returns `R<T>`: a failure must stay
+    /// a pointer, so that results stay in registers (see [`Fail`]).
+    #[test]
+    fn a_result_of_generated_code_is_a_pointer_wide() {
+        assert_eq!(std::mem::size_of::<Result<(), Fail>>(), std::mem::size_of::<usize>());
+        assert_eq!(
+            std::mem::size_of::<Result<&i64, Fail>>(),
+            2 * std::mem::size_of::<usize>()
+        );
+        let e = Err::<(), Fail>(Fail::new("boom"))
+            .at(1, "f", 2, 3)
+            .called_at(4, "g", 5, 6);
+        let info = e.unwrap_err().into_info();
+        assert_eq!(
+            (info.message.as_str(), info.at, info.calls),
+            ("boom", Some((1, "f", 2, 3)), vec![(4, "g", 5, 6)])
+        );
+    }
+
     #[test]
     fn a_card_record_is_built_once_and_unknown_or_misfit_cards_fail_every_time() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../variants/battlefield-space");
