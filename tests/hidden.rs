@@ -303,9 +303,9 @@ fn resampling_hidden_holds_and_tactic_cards_keeps_every_view_battleship_galaxies
 
 /// Long random games of Battleship Galaxies (hundreds of secret tactic
 /// draws and sealed holds, some revealed one decision at a time): every
-/// seat's view determinizes all the way to the end. (Games steered by the
-/// greedy and MCTS bots can still meet "no redeal fits" after chains of
-/// sealed holds: docs/games/battleship-galaxies.md.)
+/// seat's view determinizes all the way to the end. (Bot-steered games,
+/// where holds sealed empty early used to defeat the search, are checked by
+/// `galaxies_worlds_are_found_after_holds_sealed_empty`.)
 #[test]
 fn long_battleship_galaxies_games_determinize_to_the_end() {
     let g = game("battleship-galaxies");
