@@ -303,9 +303,9 @@ fn resampling_hidden_holds_and_tactic_cards_keeps_every_view_battleship_galaxies
 
 /// Long random games of Battleship Galaxies (hundreds of secret tactic
 /// draws and sealed holds, some revealed one decision at a time): every
-/// seat's view determinizes all the way to the end. (Games steered by the
-/// greedy and MCTS bots can still meet "no redeal fits" after chains of
-/// sealed holds: docs/games/battleship-galaxies.md.)
+/// seat's view determinizes all the way to the end. (Bot-steered games,
+/// where holds sealed empty early used to defeat the search, are checked by
+/// `galaxies_worlds_are_found_after_holds_sealed_empty`.)
 #[test]
 fn long_battleship_galaxies_games_determinize_to_the_end() {
     let g = game("battleship-galaxies");
@@ -369,4 +369,64 @@ fn a_launched_cargo_ship_reveals_its_own_loading_only() {
         seen.len() > 1,
         "P2's worlds should vary what is left in the holds: {seen:?}"
     );
+}
+
+/// Issue 13: a Battleship Galaxies position where P2 had sealed hold places
+/// with nothing in them and launched ships out of a hold and from behind
+/// its screen, among secret tactic draws. The determinizing search used to
+/// give up here ("no redeal ... fits what P1 has seen") after seconds of
+/// work for generator seeds 2 and 6 (the first world of each run below),
+/// stopping bot runs. Every world must fit: the same history except P2's
+/// unrevealed secrets, the same view and legal actions for P1; and across
+/// worlds P2's secrets really are drawn afresh.
+#[test]
+fn galaxies_worlds_are_found_after_holds_sealed_empty() {
+    let g = game("battleship-galaxies");
+    let path = common::root().join("tests/records/battleship-galaxies/determinize-holds-sealed-empty.record");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let state = rulesmith_core::record::replay(&g, 2, &text, &path).unwrap();
+    assert_eq!(state.to_move(), ToMove::Decision(0));
+    let hidden: Vec<usize> = state
+        .core
+        .secrets
+        .iter()
+        .filter(|d| !d.revealed && d.seen_by != 0)
+        .map(|d| d.at as usize)
+        .chain(
+            state
+                .core
+                .secret_decisions
+                .iter()
+                .filter(|d| !d.revealed && d.seat != 0)
+                .map(|d| d.at as usize),
+        )
+        .collect();
+    assert!(hidden.len() >= 5, "P2's sealed places and tactic draws: {hidden:?}");
+    let truth = state.history.to_vec();
+    let legal = g.legal_actions(&state).unwrap();
+    let view = g.summary(&state, Some(0)).unwrap();
+    let mut redrawn = 0;
+    for seed in [2, 6] {
+        // As the greedy bot asks: six worlds in a row.
+        let worlds = g
+            .determinize_worlds(&state, Some(0), &mut rng::seeded(seed), 6)
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        for w in worlds {
+            let steps = w.history.to_vec();
+            assert_eq!(steps.len(), truth.len());
+            for (i, (a, b)) in truth.iter().zip(&steps).enumerate() {
+                if hidden.contains(&i) {
+                    redrawn += usize::from(a != b);
+                } else {
+                    assert_eq!(a, b, "seed {seed}: step {i} is not P2's secret, yet it changed");
+                }
+            }
+            assert_eq!(g.summary(&w, Some(0)).unwrap(), view, "seed {seed}");
+            assert_eq!(g.legal_actions(&w).unwrap(), legal, "seed {seed}");
+        }
+    }
+    assert!(redrawn > 0, "no world differs from the truth in P2's secrets");
+    // The same generator seed draws the same world.
+    let again = |seed| g.determinize(&state, Some(0), &mut rng::seeded(seed)).unwrap();
+    assert!(again(2).same_as(&again(2)));
 }

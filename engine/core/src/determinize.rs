@@ -13,19 +13,28 @@
 //! replay checks, before every step, that the world looks as the true game
 //! did to everyone: the same seat to decide, the same chance event pending
 //! (its source, its size, the outcomes received). The hidden steps of one
-//! chance event, or one hidden decision, form a group; where the world
-//! stops fitting, the latest group is drawn afresh: at random
-//! ([`RANDOM_TRIES`] times), then combination by combination (so that a
-//! world is found even when few draws fit), then the group before it.
+//! chance event, or one hidden decision, form a group.
 //!
-//! Long games hold many hidden groups, and the one a misfit comes from may
-//! lie far back (a secret decision early on, which a public action many
-//! secret draws later contradicts). Searching every group in between would
-//! take forever, so the search jumps back: when [`QUICK_TRIES`] draws of
-//! a group all fail at the very same step, that group is taken to be
-//! innocent of that misfit; it and every later group are left alone (not
-//! redrawn on purpose) until an earlier group's draw makes the replay fail
-//! elsewhere or fit. Draws
+//! A world is drawn at random, then repaired where it stops fitting (its
+//! *misfit*), one group at a time, every other group keeping its draws:
+//! the groups before the misfit are drawn afresh in turn, the latest
+//! first, and a draw that moves the misfit later is kept (one that fails
+//! at the same step is kept too, so the world keeps moving; one that fails
+//! earlier is dropped). Long games hold many hidden groups, and the one a
+//! misfit comes from may lie far back (a container sealed empty on the
+//! first turn, which a public action many secret draws later
+//! contradicts), so the first pass gives each group [`QUICK_TRIES`] draws
+//! only, and a seat's own hidden decisions come first when a decision of
+//! that seat misfits. The group the misfit lies in gets [`RANDOM_TRIES`]
+//! random draws, then its combinations one by one (so that a world is
+//! found even when few draws fit), and is drawn afresh rather than kept
+//! while earlier groups are repaired. A second pass gives every group all
+//! those draws; when no single group mends the misfit, a new world is
+//! drawn, while the work budget lasts.
+//!
+//! Keeping the other groups' draws is what makes a far culprit cheap to
+//! find: redrawing every later group as well would bring back misfits that
+//! were already mended, and the search would start over each time. Draws
 //! come from what the replayed game holds at that point, never from the
 //! truth:
 //!
@@ -53,28 +62,38 @@ enum Seen {
     HiddenDecision,
 }
 
-/// A group of hidden steps being redealt: steps `at..=end`, the state
-/// before them, and how far the drawing got on this visit.
-struct Point {
-    at: usize,
-    end: usize,
-    before: State,
-    /// Random draws so far.
-    tries: u32,
-    /// Then the systematic ones: the next combination to try, and how many
-    /// there are.
-    next: u64,
-    combinations: u64,
-    /// The step where the worlds drawn from here failed, while they all
-    /// failed at the same one.
-    failed_at: Option<usize>,
-    /// Some of them failed elsewhere: this group may matter.
-    varied: bool,
+/// The hidden groups of a history: group `k` is steps `at[k]..=end[k]`.
+struct Groups {
+    at: Vec<usize>,
+    end: Vec<usize>,
+    /// The group each step of a group belongs to.
+    of_step: Vec<Option<usize>>,
+}
+
+/// The world being searched for: the draws of its hidden steps so far, and
+/// the state before each group as far as the world has been replayed.
+struct World {
+    draws: Vec<Option<Step>>,
+    before: Vec<Option<State>>,
+}
+
+/// One replay of a world with a group drawn afresh: where it stopped
+/// fitting (the history's length when it fits), the state at the end when
+/// it fits, and what it drew and passed through, kept only if the search
+/// takes this replay.
+struct Trial {
+    misfit: usize,
+    fitted: Option<State>,
+    draws: Vec<(usize, Step)>,
+    before: Vec<(usize, State)>,
 }
 
 /// How a group's hidden steps are chosen.
 #[derive(Clone, Copy)]
 enum Draw {
+    /// As the world already has them, where they can still be drawn there;
+    /// the others at random.
+    Keep,
     /// At random, as a world is drawn.
     Random,
     /// Combination `k` of every card kind (or legal action) at each hidden
@@ -86,11 +105,13 @@ enum Draw {
 /// No world fits within the work budget.
 struct NoFit;
 
-/// Random draws of a group before trying its combinations one by one.
+/// Random draws of a group before trying its combinations one by one (in
+/// the first pass for the group the misfit lies in, in the second for
+/// every group).
 const RANDOM_TRIES: u32 = 64;
 
-/// Draws of a group that all fail at the same later step before the search
-/// jumps back past it (see the module's documentation).
+/// Draws of a group in the search's first pass, when the misfit lies after
+/// it (see the module's documentation).
 const QUICK_TRIES: u32 = 12;
 
 impl Game {
@@ -199,6 +220,25 @@ impl Game {
                 _ => None,
             })
             .collect();
+        let mut groups = Groups {
+            at: Vec::new(),
+            end: Vec::new(),
+            of_step: vec![None; n],
+        };
+        let mut i = 0;
+        while i < n {
+            if seen[i] == Seen::Known {
+                i += 1;
+                continue;
+            }
+            let k = groups.at.len();
+            groups.at.push(i);
+            groups.end.push(group_end[i]);
+            for g in &mut groups.of_step[i..=group_end[i]] {
+                *g = Some(k);
+            }
+            i = group_end[i] + 1;
+        }
         let end_shape = shape(state);
         let mut walk = Walk {
             steps: &steps,
@@ -211,7 +251,7 @@ impl Game {
         let mut worlds = Vec::with_capacity(count);
         for _ in 0..count {
             walk.work = 0;
-            let world = self.find_world(state.core.seats, &mut walk, &group_end, &end_shape, rng);
+            let world = self.find_world(state.core.seats, &mut walk, &groups, &end_shape, rng);
             worlds.push(world.map_err(|NoFit| no_fit())?);
         }
         Ok(worlds)
@@ -223,112 +263,172 @@ impl Game {
         &self,
         seats: usize,
         walk: &mut Walk<'_>,
-        group_end: &[usize],
+        groups: &Groups,
         end_shape: &Shape,
         rng: &mut R,
     ) -> Result<State, NoFit> {
-        let (steps, seen, shapes) = (walk.steps, walk.seen, walk.shapes);
-        let n = steps.len();
+        let n = walk.steps.len();
         let budget = 512 * n + 65_536;
-        let mut s = self.new_game(seats).map_err(|_| NoFit)?;
-        let mut stack: Vec<Point> = Vec::new();
-        let mut i = 0;
-        // A misfit at step `.0` that no group from step `.1` on cures.
-        let mut innocent_from: Option<(usize, usize)> = None;
-        'replay: loop {
-            // Forward as far as the world fits.
-            let fits = loop {
-                if walk.work > budget {
-                    return Err(NoFit);
-                }
-                if i == n {
-                    break shape(&s) == *end_shape;
-                }
-                if shape(&s) != shapes[i] {
-                    break false;
-                }
-                if seen[i] == Seen::Known {
-                    walk.work += 1;
-                    if self.replay_step(&mut s, steps[i], &mut walk.buf).is_err() {
-                        break false;
-                    }
-                    i += 1;
-                    continue;
-                }
-                let end = group_end[i];
-                let combinations = self.combinations(&mut s, i, end, walk);
-                stack.push(Point {
-                    at: i,
-                    end,
-                    before: s.clone(),
-                    tries: 1,
-                    next: 0,
-                    combinations,
-                    failed_at: None,
-                    varied: false,
-                });
-                if !self.redeal_group(&mut s, i, end, walk, Draw::Random, rng) {
-                    break false;
-                }
-                i = end + 1;
-            };
-            if fits {
+        let mut world = World {
+            draws: vec![None; n],
+            before: vec![None; groups.at.len()],
+        };
+        // Each round starts from a world drawn at random, and repairs it.
+        loop {
+            world.draws.fill(None);
+            world.before.fill(None);
+            let start = self.new_game(seats).map_err(|_| NoFit)?;
+            let first = self.replay_from(start, 0, None, None, walk, groups, &world, end_shape, budget, rng)?;
+            let mut misfit = first.misfit;
+            if let Some(s) = first.fitted {
                 return Ok(s);
             }
-            // The step where this world stopped fitting.
-            let mut misfit = i;
-            // Draw the latest group afresh: at random a few times, then
-            // combination by combination; when none fits, the group before
-            // it.
-            loop {
-                if walk.work > budget {
-                    return Err(NoFit);
-                }
-                let Some(p) = stack.last_mut() else {
-                    // Every group was drawn afresh or jumped over: start
-                    // again from the first step, with new draws, while the
-                    // budget lasts (the jumps are a guess, so this is
-                    // where a wrong guess is mended).
-                    s = self.new_game(seats).map_err(|_| NoFit)?;
-                    i = 0;
-                    innocent_from = None;
-                    continue 'replay;
-                };
-                if let Some((step, from)) = innocent_from {
-                    if step != misfit {
-                        innocent_from = None;
-                    } else if p.at >= from {
-                        stack.pop();
-                        continue;
+            if groups.at.first().is_none_or(|&at| at >= misfit) {
+                // Nothing drawn before the misfit: no redeal can mend it.
+                return Err(NoFit);
+            }
+            take(&mut world, first);
+            // Repair the world one group at a time, the latest first, the
+            // others keeping their draws: a draw that moves the misfit later
+            // is kept, and the search goes on from the new misfit. A first
+            // pass gives each group a few draws (the culprit is usually
+            // found among many innocent groups), a second one all of them.
+            'repair: loop {
+                // The group the misfit lies in, if its own draws may be at
+                // fault: drawn afresh while earlier groups are repaired,
+                // rather than kept.
+                let fresh = groups
+                    .of_step
+                    .get(misfit)
+                    .copied()
+                    .flatten()
+                    .filter(|&k| groups.at[k] < misfit);
+                let order = suspects(walk, groups, misfit);
+                for thorough in [false, true] {
+                    for &k in &order {
+                        let inside = misfit <= groups.end[k];
+                        if thorough && inside {
+                            // Given every draw in the first pass already.
+                            continue;
+                        }
+                        let Some(before) = world.before[k].clone() else {
+                            continue;
+                        };
+                        let (mut tries, mut next, mut combinations) = (0, 0, None);
+                        loop {
+                            let how = if !thorough && !inside && tries >= QUICK_TRIES {
+                                break;
+                            } else if tries < RANDOM_TRIES {
+                                Draw::Random
+                            } else {
+                                let c = *combinations.get_or_insert_with(|| {
+                                    self.combinations(&mut before.clone(), groups.at[k], groups.end[k], walk)
+                                });
+                                if next >= c {
+                                    break;
+                                }
+                                next += 1;
+                                Draw::Systematic(next - 1)
+                            };
+                            tries += 1;
+                            let trial = self.replay_from(
+                                before.clone(),
+                                groups.at[k],
+                                Some((k, how)),
+                                fresh,
+                                walk,
+                                groups,
+                                &world,
+                                end_shape,
+                                budget,
+                                rng,
+                            )?;
+                            if let Some(s) = trial.fitted {
+                                return Ok(s);
+                            }
+                            if trial.misfit > misfit {
+                                misfit = trial.misfit;
+                                take(&mut world, trial);
+                                continue 'repair;
+                            }
+                            if trial.misfit == misfit {
+                                // Just as good: kept, so that the world
+                                // keeps moving while the culprit is sought.
+                                take(&mut world, trial);
+                            }
+                        }
                     }
                 }
-                match p.failed_at {
-                    None => p.failed_at = Some(misfit),
-                    Some(f) if f != misfit => p.varied = true,
-                    Some(_) => {}
-                }
-                if !p.varied && p.tries >= QUICK_TRIES && p.failed_at.is_some_and(|f| f > p.end) {
-                    innocent_from = Some((misfit, p.at));
-                    stack.pop();
-                    continue;
-                }
-                let how = if p.tries < RANDOM_TRIES {
-                    p.tries += 1;
-                    Draw::Random
-                } else if p.next < p.combinations {
-                    p.next += 1;
-                    Draw::Systematic(p.next - 1)
-                } else {
-                    stack.pop();
-                    continue;
-                };
-                s = p.before.clone();
-                if self.redeal_group(&mut s, p.at, p.end, walk, how, rng) {
-                    i = p.end + 1;
-                    continue 'replay;
-                }
-                misfit = p.at;
+                // No single group mends it: a new world.
+                break;
             }
+        }
+    }
+
+    /// Replays the history of `world` from step `at`, in state `s`: group
+    /// `redraw.0` (starting at `at`) drawn as `redraw.1`, group `fresh` at
+    /// random, every other group keeping its draws where it can; until the
+    /// world stops fitting or the history ends.
+    #[allow(clippy::too_many_arguments)]
+    fn replay_from<R: rand::Rng + ?Sized>(
+        &self,
+        mut s: State,
+        mut i: usize,
+        redraw: Option<(usize, Draw)>,
+        fresh: Option<usize>,
+        walk: &mut Walk<'_>,
+        groups: &Groups,
+        world: &World,
+        end_shape: &Shape,
+        budget: usize,
+        rng: &mut R,
+    ) -> Result<Trial, NoFit> {
+        let n = walk.steps.len();
+        let mut trial = Trial {
+            misfit: n,
+            fitted: None,
+            draws: Vec::new(),
+            before: Vec::new(),
+        };
+        loop {
+            if walk.work > budget {
+                return Err(NoFit);
+            }
+            if i == n {
+                if shape(&s) == *end_shape {
+                    trial.fitted = Some(s);
+                }
+                return Ok(trial);
+            }
+            if shape(&s) != walk.shapes[i] {
+                trial.misfit = i;
+                return Ok(trial);
+            }
+            let Some(k) = groups.of_step[i] else {
+                walk.work += 1;
+                if self.replay_step(&mut s, walk.steps[i], &mut walk.buf).is_err() {
+                    trial.misfit = i;
+                    return Ok(trial);
+                }
+                i += 1;
+                continue;
+            };
+            let how = match redraw {
+                Some((r, how)) if r == k => how,
+                _ => {
+                    trial.before.push((k, s.clone()));
+                    if fresh == Some(k) {
+                        Draw::Random
+                    } else {
+                        Draw::Keep
+                    }
+                }
+            };
+            if let Err(at) = self.redeal_group(&mut s, k, groups, walk, world, how, &mut trial.draws, rng) {
+                trial.misfit = at;
+                return Ok(trial);
+            }
+            i = groups.end[k] + 1;
         }
     }
 
@@ -368,67 +468,98 @@ impl Game {
         n
     }
 
-    /// Applies steps `from..=to` of the history, drawing the hidden ones
-    /// afresh (false: the world does not fit).
+    /// Applies group `k` of the history, drawing its hidden steps `how`,
+    /// and notes what it drew; `Err` with the step where the world stops
+    /// fitting.
+    #[allow(clippy::too_many_arguments)]
     fn redeal_group<R: rand::Rng + ?Sized>(
         &self,
         s: &mut State,
-        from: usize,
-        to: usize,
+        k: usize,
+        groups: &Groups,
         walk: &mut Walk<'_>,
+        world: &World,
         how: Draw,
+        drawn: &mut Vec<(usize, Step)>,
         rng: &mut R,
-    ) -> bool {
+    ) -> Result<(), usize> {
         // In systematic draws, the combination's digit for each hidden step.
         let mut rest = match how {
             Draw::Systematic(k) => k,
-            Draw::Random => 0,
+            _ => 0,
         };
         let mut digit = |radix: usize| -> usize {
             let d = (rest % radix.max(1) as u64) as usize;
             rest /= radix.max(1) as u64;
             d
         };
-        for i in from..=to {
+        for i in groups.at[k]..=groups.end[k] {
             walk.work += 1;
             if shape(s) != walk.shapes[i] {
-                return false;
+                return Err(i);
             }
-            let applied = match (walk.seen[i], how) {
-                (Seen::Known, _) => self.replay_step(s, walk.steps[i], &mut walk.buf),
-                (Seen::HiddenDecision, Draw::Random) => match self.pick_decision(s, &mut walk.buf, rng) {
-                    Some(a) => self.apply_scratch(s, a),
-                    None => return false,
-                },
+            let kept = match how {
+                Draw::Keep => world.draws[i],
+                _ => None,
+            };
+            let step = match (walk.seen[i], how) {
+                (Seen::Known, _) => {
+                    if self.replay_step(s, walk.steps[i], &mut walk.buf).is_err() {
+                        return Err(i);
+                    }
+                    continue;
+                }
                 (Seen::HiddenDecision, Draw::Systematic(_)) => {
                     if self.legal_actions_into(s, &mut walk.buf).is_err() {
-                        return false;
+                        return Err(i);
                     }
-                    let a = walk.buf[digit(walk.buf.len())];
-                    self.apply_scratch(s, a)
+                    Step::Decision(walk.buf[digit(walk.buf.len())])
                 }
-                (Seen::HiddenCard, Draw::Random) => match self.pick_card(s, i, walk.open_draws, rng) {
-                    Some(o) => self.apply_outcome_scratch(s, o),
-                    None => return false,
-                },
+                (Seen::HiddenDecision, _) => {
+                    let Some(a) = self.pick_decision(s, &mut walk.buf, rng) else {
+                        return Err(i);
+                    };
+                    match kept {
+                        Some(Step::Decision(k)) if walk.buf.contains(&k) => Step::Decision(k),
+                        _ => Step::Decision(a),
+                    }
+                }
                 (Seen::HiddenCard, Draw::Systematic(_)) => {
                     let deck = match s.core.chance.as_ref().map(|p| &p.source) {
                         Some(ChanceSource::Deck { deck, .. }) => *deck,
-                        _ => return false,
+                        _ => return Err(i),
                     };
                     let card = digit(self.variant.decks[deck].cards.len()) as u16;
                     if !self.in_pool(s, i, walk.open_draws, card) {
-                        return false;
+                        return Err(i);
                     }
-                    let deck = deck as u16;
-                    self.apply_outcome_scratch(s, Outcome::Card { deck, card })
+                    Step::Chance(Outcome::Card {
+                        deck: deck as u16,
+                        card,
+                    })
                 }
+                (Seen::HiddenCard, _) => match kept {
+                    Some(Step::Chance(Outcome::Card { deck, card }))
+                        if self.in_pool_of(s, deck as usize, i, walk.open_draws, card) =>
+                    {
+                        Step::Chance(Outcome::Card { deck, card })
+                    }
+                    _ => match self.pick_card(s, i, walk.open_draws, rng) {
+                        Some(o) => Step::Chance(o),
+                        None => return Err(i),
+                    },
+                },
+            };
+            let applied = match step {
+                Step::Decision(a) => self.apply_scratch(s, a),
+                Step::Chance(o) => self.apply_outcome_scratch(s, o),
             };
             if applied.is_err() {
-                return false;
+                return Err(i);
             }
+            drawn.push((i, step));
         }
-        true
+        Ok(())
     }
 
     /// Replays one known step of the history (false: it does not fit).
@@ -451,6 +582,13 @@ impl Game {
             return false;
         };
         self.pool(s, *deck, at, open_draws).contains(&card)
+    }
+
+    /// Whether `card` of `deck` can be drawn at hidden step `at`: the
+    /// pending event draws from that deck, and it is in the pool.
+    fn in_pool_of(&self, s: &State, deck: usize, at: usize, open_draws: &[(usize, u16, u16)], card: u16) -> bool {
+        matches!(s.core.chance.as_ref().map(|p| &p.source), Some(ChanceSource::Deck { deck: d, visible_to: Some(_) }) if *d == deck)
+            && self.pool(s, deck, at, open_draws).contains(&card)
     }
 
     /// The cards a hidden draw at step `at` may take from `deck`: its pile
@@ -528,6 +666,34 @@ fn shape(s: &State) -> Shape {
             .as_ref()
             .map(|p| (p.source.clone(), p.needed, p.got.len())),
     )
+}
+
+/// The groups that may cause a misfit at step `misfit`, in the order the
+/// search redraws them: the latest first, except that when a seat's known
+/// decision misfits, that seat's own hidden decisions come first (a seat's
+/// choices are what its later choices depend on most, as a sealed
+/// container's contents decide what can later come out of it; in long
+/// games they are few among many hidden cards).
+fn suspects(walk: &Walk<'_>, groups: &Groups, misfit: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..groups.at.len()).rev().filter(|&k| groups.at[k] < misfit).collect();
+    if let Some((ToMove::Decision(seat), _)) = walk.shapes.get(misfit) {
+        let decides = |k: &usize| {
+            (groups.at[*k]..=groups.end[*k])
+                .any(|i| walk.seen[i] == Seen::HiddenDecision && walk.shapes[i].0 == ToMove::Decision(*seat))
+        };
+        order.sort_by_key(|k| !decides(k));
+    }
+    order
+}
+
+/// Takes a replay's draws and states into the world.
+fn take(world: &mut World, trial: Trial) {
+    for (i, step) in trial.draws {
+        world.draws[i] = Some(step);
+    }
+    for (k, s) in trial.before {
+        world.before[k] = Some(s);
+    }
 }
 
 /// What the replay of a redeal walks over, and the work it has done.
