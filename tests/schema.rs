@@ -94,6 +94,7 @@ fn check(value: &Json, schema: &Json, path: &str, errors: &mut Vec<String>) {
             "array" => value.is_array(),
             "string" => value.is_string(),
             "integer" => value.is_i64() || value.is_u64(),
+            "number" => value.is_number(),
             "boolean" => value.is_boolean(),
             _ => false,
         });
@@ -110,6 +111,11 @@ fn check(value: &Json, schema: &Json, path: &str, errors: &mut Vec<String>) {
     if let (Some(min), Some(v)) = (schema.get("minimum").and_then(Json::as_i64), value.as_i64()) {
         if v < min {
             errors.push(format!("{path}: {v} < {min}"));
+        }
+    }
+    if let (Some(min), Some(v)) = (schema.get("exclusiveMinimum").and_then(Json::as_f64), value.as_f64()) {
+        if v <= min {
+            errors.push(format!("{path}: {v} <= {min}"));
         }
     }
     if let (Some(max), Some(v)) = (schema.get("maximum").and_then(Json::as_i64), value.as_i64()) {

@@ -81,6 +81,29 @@ fn search_bots_decide_from_their_view_only() {
     }
 }
 
+/// With two seats the MCTS bot takes `evaluate` to be zero-sum (one call
+/// a state) unless the variant says otherwise: then each seat follows its
+/// own value. Both seats of this game like "right", P2 more than P1.
+#[test]
+fn mcts_follows_each_seats_own_value_when_evaluate_is_not_zero_sum() {
+    let pick = |variant: &str| {
+        let v = rulesmith_core::Variant::load(root().join("tests/bots").join(variant)).unwrap();
+        let g = rulesmith_rhai::interpreted(v).unwrap();
+        let s = record::replay(&g, 2, "P1 pass\n", Path::new("t")).unwrap();
+        assert_eq!(s.to_move(), ToMove::Decision(1));
+        let legal = g.legal_actions(&s).unwrap();
+        (0..4)
+            .map(|seed| {
+                let k = bot::from_spec("mcts:20", seed).unwrap().choose(&g, &s, &legal).unwrap();
+                g.action_text(&legal[k])
+            })
+            .collect::<Vec<_>>()
+    };
+    // Zero-sum assumed: P2 reads P1's liking for "right" as its own loss.
+    assert_eq!(pick("zero-sum-assumed"), vec!["pick left"; 4]);
+    assert_eq!(pick("not-zero-sum"), vec!["pick right"; 4]);
+}
+
 #[test]
 fn mcts_beats_random() {
     let o = rulesmith(&[

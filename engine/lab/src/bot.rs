@@ -219,8 +219,9 @@ pub struct MctsBot {
     pub rollout: usize,
     /// UCB1 exploration constant (rewards lie in -1..=1).
     pub exploration: f64,
-    /// Evaluate values are squashed with tanh(value / scale).
-    pub scale: f64,
+    /// Evaluate values are squashed with tanh(value / scale); `None`: the
+    /// variant's `[output] evaluate_scale`.
+    pub scale: Option<f64>,
     /// The search tree, emptied and refilled every decision: its vectors
     /// are kept so that a decision allocates nothing once warm.
     tree: Tree,
@@ -320,7 +321,7 @@ impl MctsBot {
             worlds: 8,
             rollout: 0,
             exploration: 0.5,
-            scale: 10.0,
+            scale: None,
             tree: Tree::default(),
             walk: None,
             look: None,
@@ -329,15 +330,18 @@ impl MctsBot {
 
     /// Rewards in -1..=1 for every seat, written into `out`. With two seats
     /// the evaluation is taken as zero-sum (as the game's own returns are):
-    /// one script call.
+    /// one script call, unless the variant says its `evaluate` is not
+    /// (`[output] evaluate_zero_sum = false`).
     fn rewards(&self, game: &Game, s: &State, out: &mut Vec<f64>) -> Result<(), GameError> {
         out.clear();
         if s.is_terminal() {
             out.extend(s.returns());
             return Ok(());
         }
-        let value = |p: Seat| game.evaluate(s, p).map(|v| (v / self.scale).tanh());
-        if s.core.seats == 2 {
+        let variant = game.variant();
+        let scale = self.scale.unwrap_or(variant.evaluate_scale);
+        let value = |p: Seat| game.evaluate(s, p).map(|v| (v / scale).tanh());
+        if s.core.seats == 2 && variant.evaluate_zero_sum {
             let v = value(0)?;
             out.extend([v, -v]);
             return Ok(());

@@ -199,6 +199,9 @@ pub struct Deck {
     pub cards: Vec<Card>,
 }
 
+/// `[output] evaluate_scale` when a variant gives none.
+pub const DEFAULT_EVALUATE_SCALE: f64 = 10.0;
+
 impl Deck {
     pub fn card_index(&self, id: &str) -> Option<usize> {
         self.cards.iter().position(|c| c.id == id)
@@ -249,6 +252,14 @@ pub struct Variant {
     pub max_turns: Option<String>,
     pub summary: Option<FnRef>,
     pub evaluate: Option<FnRef>,
+    /// `[output] evaluate_scale`: the MCTS bot squashes `evaluate` with
+    /// `tanh(value / evaluate_scale)`, so this is how many points make a
+    /// clear advantage (10 by default).
+    pub evaluate_scale: f64,
+    /// `[output] evaluate_zero_sum`: in a two-player game, whether
+    /// `evaluate(s, 1) == -evaluate(s, 0)` (true by default), which lets the
+    /// MCTS bot call it once per state; false: once per seat.
+    pub evaluate_zero_sum: bool,
     pub labels: Option<FnRef>,
     pub render: Option<FnRef>,
     pub key_order: Vec<String>,
@@ -743,6 +754,7 @@ impl Loader {
         let mut last_standing = false;
         let mut max_turns: Option<(usize, Spanned<String>)> = None;
         let (mut summary, mut render, mut evaluate, mut labels) = (None, None, None, None);
+        let (mut evaluate_scale, mut evaluate_zero_sum): (Option<(usize, Spanned<f64>)>, bool) = (None, true);
         let mut key_order = Vec::new();
         let mut legend = None;
         let mut decks: IndexMap<String, MergedDeck> = IndexMap::new();
@@ -837,6 +849,10 @@ impl Loader {
             if let Some(o) = raw.output {
                 summary = o.summary.map(|f| self.fn_ref(file, &f)).or(summary);
                 evaluate = o.evaluate.map(|f| self.fn_ref(file, &f)).or(evaluate);
+                if let Some(k) = o.evaluate_scale {
+                    evaluate_scale = Some((file, k));
+                }
+                evaluate_zero_sum = o.evaluate_zero_sum.unwrap_or(evaluate_zero_sum);
                 labels = o.labels.map(|f| self.fn_ref(file, &f)).or(labels);
                 render = o.render.map(|f| self.fn_ref(file, &f)).or(render);
                 key_order = o.key_order.unwrap_or(key_order);
@@ -1083,6 +1099,17 @@ impl Loader {
             ));
         }
 
+        let evaluate_scale = match evaluate_scale {
+            Some((file, k)) => {
+                let v = *k.get_ref();
+                if !(v.is_finite() && v > 0.0) {
+                    let loc = self.loc(file, &k);
+                    self.error(&loc, format!("evaluate_scale must be a number above 0, not {v}"));
+                }
+                v
+            }
+            None => DEFAULT_EVALUATE_SCALE,
+        };
         let max_turns = match max_turns {
             Some((file, m)) => {
                 if !matches!(params.get(m.get_ref()).map(|p| &p.value), Some(Value::Int(_))) {
@@ -1125,6 +1152,8 @@ impl Loader {
             max_turns,
             summary,
             evaluate,
+            evaluate_scale,
+            evaluate_zero_sum,
             labels,
             render,
             key_order,

@@ -131,6 +131,12 @@ pub struct RawOutput {
     /// `fn NAME(seat)`: how good the state is for `seat` (a number); what
     /// the greedy and MCTS bots look ahead with.
     pub evaluate: Option<Spanned<String>>,
+    /// How many points of `evaluate` make a clear advantage: the MCTS bot
+    /// squashes values with `tanh(value / evaluate_scale)` (10 if unset).
+    pub evaluate_scale: Option<Spanned<f64>>,
+    /// Whether `evaluate(s, 1) == -evaluate(s, 0)` in two-player games (true
+    /// if unset): then the MCTS bot calls it once per state, else per seat.
+    pub evaluate_zero_sum: Option<bool>,
     /// `fn NAME()`: labels of a finished game (a map of label -> text), which
     /// `rulesmith simulate` counts, e.g. what the winner won with.
     pub labels: Option<Spanned<String>>,
