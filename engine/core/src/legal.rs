@@ -16,7 +16,7 @@
 //! combination, so the error names the first offending combination, the
 //! one the rules would have listed first.
 
-use crate::notation::Template;
+use crate::notation::{within, Template};
 use crate::state::{Action, MAX_ARGS};
 
 /// The error of `add`/`add_all` outside a legal function.
@@ -363,11 +363,7 @@ impl Legal {
                 return false;
             };
             let numbers = &self.values[starts[0] as usize..starts[starts.len() - 1] as usize];
-            if width > 0
-                && numbers
-                    .chunks_exact(width)
-                    .any(|c| c.iter().zip(slots).any(|(v, (lo, hi))| v < lo || v > hi))
-            {
+            if width > 0 && !numbers.chunks_exact(width).all(|c| within(c, slots)) {
                 return false;
             }
             slot += width;

@@ -41,6 +41,13 @@ pub struct Template {
     bounds: Vec<(i64, i64)>,
 }
 
+/// Whether each of `values` lies within the `(lowest, highest)` bounds
+/// beside it (values beyond the bounds' length are not looked at).
+#[inline]
+pub fn within(values: &[i64], bounds: &[(i64, i64)]) -> bool {
+    values.iter().zip(bounds).all(|(v, (lo, hi))| (*lo..=*hi).contains(v))
+}
+
 impl Template {
     /// Compiles `text`; `lookup` resolves a slot's type name to its type.
     pub fn compile(name: &str, text: &str, lookup: impl Fn(&str) -> Option<SlotType>) -> Result<Template, String> {
@@ -114,27 +121,18 @@ impl Template {
         })
     }
 
-    /// True when `v` fits slot `slot` (see [`Template::check_values`]).
+    /// The `(lowest, highest)` value of each slot, in order (what
+    /// [`Template::check_values`] checks against).
     #[inline]
-    /// The `(lowest, highest)` value of each slot, in order.
     pub fn bounds(&self) -> &[(i64, i64)] {
         &self.bounds
-    }
-
-    pub fn fits(&self, slot: usize, v: i64) -> bool {
-        self.bounds.get(slot).is_some_and(|&(lo, hi)| lo <= v && v <= hi)
     }
 
     /// Checks that `values` fit the slots (enumeration indices in range,
     /// numbers and seats not negative, signed numbers within 32 bits).
     #[inline]
     pub fn check_values(&self, values: &[i64]) -> Result<(), String> {
-        if values.len() == self.bounds.len()
-            && values
-                .iter()
-                .zip(&self.bounds)
-                .all(|(v, (lo, hi))| (*lo..=*hi).contains(v))
-        {
+        if values.len() == self.bounds.len() && within(values, &self.bounds) {
             return Ok(());
         }
         self.explain_values(values)
