@@ -241,7 +241,7 @@ impl CardData<'_> {
 /// Typed card records, kept per rule set: `card(deck, id)` used to build
 /// its record from the deck's data at every call (the id found by
 /// comparing strings, each field looked up by name and converted), which
-/// was over a third of a Battlefield: Space playout. A deck's data cannot
+/// was over a third of a card game's playout. A deck's data cannot
 /// change under a rule set, so each card is built once, when first looked
 /// up (a card whose data does not fit the inferred record fails then, as
 /// before, and is not kept).
@@ -254,6 +254,12 @@ pub struct CardTables {
 struct CardTable<T> {
     ids: Vec<(Box<str>, u32)>,
     records: RefCell<Vec<Option<T>>>,
+}
+
+/// The message of a card id that `d` does not hold (the interpreter's).
+#[cold]
+fn no_card(d: &variant::Deck, id: &str) -> String {
+    format!("deck '{}' has no card '{id}'", d.name)
 }
 
 /// What one rule call may touch.
@@ -386,8 +392,7 @@ impl Rt<'_> {
     ) -> Result<T, Fail> {
         let table = self.card_table::<T>(deck);
         let Ok(k) = table.ids.binary_search_by(|(x, _)| (**x).cmp(id.as_str())) else {
-            let d = &self.variant.decks[deck];
-            return Err(Fail::new(format!("deck '{}' has no card '{id}'", d.name)));
+            return Err(Fail::new(no_card(&self.variant.decks[deck], id.as_str())));
         };
         let index = table.ids[k].1 as usize;
         if let Some(r) = &table.records.borrow()[index] {
@@ -423,13 +428,10 @@ impl Rt<'_> {
             .expect("one record type per deck in a rule set")
     }
 
-    pub fn card(&self, deck: usize, id: &Str) -> Result<CardData<'_>, Fail> {
+    /// The index of card `id` in `deck`, or the message that it has none.
+    fn card_index(&self, deck: usize, id: &str) -> Result<usize, String> {
         let d = &self.variant.decks[deck];
-        d.cards
-            .iter()
-            .find(|c| c.id == id.as_str())
-            .map(|card| CardData { card })
-            .ok_or_else(|| Fail::new(format!("deck '{}' has no card '{id}'", d.name)))
+        d.card_index(id).ok_or_else(|| no_card(d, id))
     }
 
     // ----- flow ------------------------------------------------------------
@@ -513,13 +515,9 @@ impl Rt<'_> {
     }
 
     pub fn shuffle_into(&mut self, deck: usize, ids: &[Str]) -> Result<(), String> {
-        let d = &self.variant.decks[deck];
         let mut cards = Vec::with_capacity(ids.len());
         for id in ids {
-            let c = d
-                .card_index(id.as_str())
-                .ok_or_else(|| format!("deck '{}' has no card '{id}'", d.name))?;
-            cards.push(c as u16);
+            cards.push(self.card_index(deck, id.as_str())? as u16);
         }
         self.cx.shuffle_into(deck, &cards, self.variant)
     }
@@ -548,10 +546,7 @@ impl Rt<'_> {
     }
 
     pub fn reveal(&mut self, deck: usize, id: &Str) -> Result<(), String> {
-        let d = &self.variant.decks[deck];
-        let card = d
-            .card_index(id.as_str())
-            .ok_or_else(|| format!("deck '{}' has no card '{id}'", d.name))?;
+        let card = self.card_index(deck, id.as_str())?;
         self.cx.reveal(deck, card as u16);
         Ok(())
     }
@@ -559,11 +554,7 @@ impl Rt<'_> {
     /// A card id that is not in the deck is an error even when the card
     /// would have no hook.
     pub fn check_card(&self, deck: usize, id: &str) -> Result<(), Fail> {
-        let d = &self.variant.decks[deck];
-        match d.card_index(id) {
-            Some(_) => Ok(()),
-            None => Err(Fail::new(format!("deck '{}' has no card '{id}'", d.name))),
-        }
+        self.card_index(deck, id).map(drop).map_err(Fail::new)
     }
 
     /// Runs a card's hook, its failures prefixed with the card, as the
@@ -908,18 +899,45 @@ mod tests {
         );
     }
 
+    /// A variant of its own with one deck of three cards, written to a
+    /// scratch folder.
+    fn deck_variant() -> Variant {
+        let dir = std::env::temp_dir().join(format!("rulesmith-card-records-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let files = [
+            (
+                "variant.toml",
+                "[variant]\nname = \"cards\"\nplayers = { min = 2, max = 2 }\nscripts = [\"rules.rhai\"]\n\n\
+                 [actions.pass]\ntext = \"pass\"\napply = \"do_pass\"\n\n[setup]\nrun = \"setup\"\n\n\
+                 [steps.play]\nlegal = \"play_legal\"\n\n[turn]\nsteps = [\"play\"]\n\n\
+                 [decks.ships]\nfile = \"ships.toml\"\n\n[decks.ships.fields]\n\
+                 name = { type = \"string\" }\nforce = { type = \"int\", min = 0, max = 9 }\n",
+            ),
+            (
+                "ships.toml",
+                "[[cards]]\nid = \"scout\"\nname = \"Scout\"\nforce = 1\n\n\
+                 [[cards]]\nid = \"cruiser\"\nname = \"Cruiser\"\nforce = 4\n\n\
+                 [[cards]]\nid = \"brig\"\nname = \"Brig\"\nforce = 2\n",
+            ),
+            (
+                "rules.rhai",
+                "fn setup() { start_turns(0); }\nfn play_legal() { add(\"pass\"); }\nfn do_pass() { end_turn(); }\n",
+            ),
+        ];
+        for (name, text) in files {
+            std::fs::write(dir.join(name), text).unwrap();
+        }
+        let variant = Variant::load(&dir).unwrap_or_else(|e| panic!("{e}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        variant
+    }
+
     #[test]
     fn a_card_record_is_built_once_and_unknown_or_misfit_cards_fail_every_time() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../variants/battlefield-space");
-        let variant = Variant::load(&root).expect("the shipped variant loads");
-        let deck = variant.decks.iter().position(|d| d.name == "red").expect("a red deck");
-        let (id, expected) = {
-            let card = &variant.decks[deck].cards[3];
-            let Some(variant::Value::Int(f)) = card.fields.get("force") else {
-                panic!("card 3 has a force")
-            };
-            (Str::from(card.id.clone()), *f)
-        };
+        let variant = deck_variant();
+        let deck = 0;
+        // Not the first card in the file: the ids are looked up, not counted.
+        let (id, expected) = (Str::lit("cruiser"), 4);
         let mut cx = Ctx::default();
         let cards = CardTables::default();
         let mut rt = Rt {
@@ -934,9 +952,9 @@ mod tests {
         assert_eq!(rt.card_record(deck, &id, force).unwrap(), expected);
         assert_eq!(BUILDS.load(Ordering::SeqCst), 1, "the second lookup reuses the record");
         let e = rt.card_record(deck, &Str::lit("no-such-card"), force).unwrap_err();
-        assert_eq!(e.message, "deck 'red' has no card 'no-such-card'");
+        assert_eq!(e.message, "deck 'ships' has no card 'no-such-card'");
         // A misfit is an error at each lookup, never a record kept.
-        let misfit = Str::from(variant.decks[deck].cards[4].id.clone());
+        let misfit = Str::lit("brig");
         let first = rt.card_record(deck, &misfit, name_as_int);
         let again = rt.card_record(deck, &misfit, name_as_int);
         assert!(first.is_err() && again.is_err(), "{first:?} {again:?}");
