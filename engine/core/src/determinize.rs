@@ -530,7 +530,7 @@ impl Game {
                         _ => return Err(i),
                     };
                     let card = digit(self.variant.decks[deck].cards.len()) as u16;
-                    if !self.in_pool(s, i, walk.open_draws, card) {
+                    if !self.pool(s, deck, i, walk.open_draws).contains(&card) {
                         return Err(i);
                     }
                     Step::Chance(Outcome::Card {
@@ -574,14 +574,6 @@ impl Game {
             }
             Step::Chance(o) => self.apply_outcome_scratch(s, o),
         }
-    }
-
-    /// Whether `card` can be drawn at hidden step `at` (see `pool`).
-    fn in_pool(&self, s: &State, at: usize, open_draws: &[(usize, u16, u16)], card: u16) -> bool {
-        let Some(ChanceSource::Deck { deck, .. }) = s.core.chance.as_ref().map(|p| &p.source) else {
-            return false;
-        };
-        self.pool(s, *deck, at, open_draws).contains(&card)
     }
 
     /// Whether `card` of `deck` can be drawn at hidden step `at`: the
