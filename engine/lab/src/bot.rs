@@ -219,9 +219,6 @@ pub struct MctsBot {
     pub rollout: usize,
     /// UCB1 exploration constant (rewards lie in -1..=1).
     pub exploration: f64,
-    /// Evaluate values are squashed with tanh(value / scale); `None`: the
-    /// variant's `[output] evaluate_scale`.
-    pub scale: Option<f64>,
     /// The search tree, emptied and refilled every decision: its vectors
     /// are kept so that a decision allocates nothing once warm.
     tree: Tree,
@@ -321,7 +318,6 @@ impl MctsBot {
             worlds: 8,
             rollout: 0,
             exploration: 0.5,
-            scale: None,
             tree: Tree::default(),
             walk: None,
             look: None,
@@ -338,9 +334,9 @@ impl MctsBot {
             out.extend(s.returns());
             return Ok(());
         }
+        // Squashed into -1..=1 at the variant's scale of a clear lead.
         let variant = game.variant();
-        let scale = self.scale.unwrap_or(variant.evaluate_scale);
-        let value = |p: Seat| game.evaluate(s, p).map(|v| (v / scale).tanh());
+        let value = |p: Seat| game.evaluate(s, p).map(|v| (v / variant.evaluate_scale).tanh());
         if s.core.seats == 2 && variant.evaluate_zero_sum {
             let v = value(0)?;
             out.extend([v, -v]);

@@ -754,7 +754,8 @@ impl Loader {
         let mut last_standing = false;
         let mut max_turns: Option<(usize, Spanned<String>)> = None;
         let (mut summary, mut render, mut evaluate, mut labels) = (None, None, None, None);
-        let (mut evaluate_scale, mut evaluate_zero_sum): (Option<(usize, Spanned<f64>)>, bool) = (None, true);
+        let mut evaluate_scale: Option<(usize, Spanned<f64>)> = None;
+        let mut evaluate_zero_sum = true;
         let mut key_order = Vec::new();
         let mut legend = None;
         let mut decks: IndexMap<String, MergedDeck> = IndexMap::new();
