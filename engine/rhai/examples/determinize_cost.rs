@@ -3,12 +3,13 @@
 //!
 //! ```text
 //! cargo run --release -p rulesmith-rhai --example determinize_cost -- \
-//!     variants/battleship-galaxies \
-//!     tests/records/battleship-galaxies/determinize-holds-sealed-empty.record P1 16
+//!     VARIANT RECORD P1 16
 //! ```
 //!
-//! (variant, record, viewer, number of seeds). Each seed's time and
-//! whether a world was found, then the mean and the slowest.
+//! (a variant folder, a record of it, the viewer, the number of seeds;
+//! the variant's game doc names the positions worth measuring). Each
+//! seed's time and whether a world was found, then the mean and the
+//! slowest.
 
 use rulesmith_core::{rng, Variant};
 use std::path::Path;
