@@ -381,10 +381,8 @@ impl Info {
         Ok(self.names.deck(name)?)
     }
 
-    fn card(&self, deck: usize, deck_name: &str, id: &str) -> NativeResult<usize> {
-        Ok(self.variant.decks[deck]
-            .card_index(id)
-            .ok_or_else(|| format!("deck '{deck_name}' has no card '{id}'"))?)
+    fn card(&self, deck: usize, id: &str) -> NativeResult<usize> {
+        Ok(self.variant.decks[deck].find(id)?)
     }
 
     fn check_continuation(&self, then: &str) -> NativeResult<()> {
@@ -480,7 +478,7 @@ fn register_queries(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>
                     .is_some_and(|s| s.as_str() == id)
             })
             .cloned()
-            .ok_or_else(|| format!("deck '{deck}' has no card '{id}'").into())
+            .ok_or_else(|| i.variant.decks[d].no_card(id).into())
     });
     let i = info.clone();
     engine.register_fn("card_ids", move |deck: &str| -> NativeResult<Array> {
@@ -661,7 +659,7 @@ fn register_chance(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>)
             let text = id
                 .read_lock::<ImmutableString>()
                 .ok_or_else(|| format!("shuffle_into: expected an array of card ids, found {}", id.type_name()))?;
-            cards.push(i.card(d, deck, text.as_str())? as u16);
+            cards.push(i.card(d, text.as_str())? as u16);
         }
         Ok(c.borrow_mut().shuffle_into(d, &cards, &i.variant)?)
     });
@@ -673,7 +671,7 @@ fn register_cards(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) 
     let (c, i) = (ctx.clone(), info.clone());
     engine.register_fn("reveal", move |deck: &str, id: &str| -> NativeResult<()> {
         let d = i.deck(deck)?;
-        let card = i.card(d, deck, id)? as u16;
+        let card = i.card(d, id)? as u16;
         c.borrow_mut().reveal(d, card);
         Ok(())
     });
@@ -704,9 +702,7 @@ fn register_cards(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) 
               -> NativeResult<Dynamic> {
             let d = i.deck(deck)?;
             let dk = &i.variant.decks[d];
-            let card = dk
-                .card_index(id)
-                .ok_or_else(|| format!("deck '{deck}' has no card '{id}'"))?;
+            let card = dk.find(id)?;
             match dk.hooks.get(hook) {
                 Some(&n) if n == args.len() => {}
                 Some(&n) => {

@@ -256,12 +256,6 @@ struct CardTable<T> {
     records: RefCell<Vec<Option<T>>>,
 }
 
-/// The message of a card id that `d` does not hold (the interpreter's).
-#[cold]
-fn no_card(d: &variant::Deck, id: &str) -> String {
-    format!("deck '{}' has no card '{id}'", d.name)
-}
-
 /// What one rule call may touch.
 pub struct Rt<'a> {
     pub cx: &'a mut Ctx,
@@ -392,7 +386,7 @@ impl Rt<'_> {
     ) -> Result<T, Fail> {
         let table = self.card_table::<T>(deck);
         let Ok(k) = table.ids.binary_search_by(|(x, _)| (**x).cmp(id.as_str())) else {
-            return Err(Fail::new(no_card(&self.variant.decks[deck], id.as_str())));
+            return Err(Fail::new(self.variant.decks[deck].no_card(id.as_str())));
         };
         let index = table.ids[k].1 as usize;
         if let Some(r) = &table.records.borrow()[index] {
@@ -426,12 +420,6 @@ impl Rt<'_> {
         any.clone()
             .downcast::<CardTable<T>>()
             .expect("one record type per deck in a rule set")
-    }
-
-    /// The index of card `id` in `deck`, or the message that it has none.
-    fn card_index(&self, deck: usize, id: &str) -> Result<usize, String> {
-        let d = &self.variant.decks[deck];
-        d.card_index(id).ok_or_else(|| no_card(d, id))
     }
 
     // ----- flow ------------------------------------------------------------
@@ -517,7 +505,7 @@ impl Rt<'_> {
     pub fn shuffle_into(&mut self, deck: usize, ids: &[Str]) -> Result<(), String> {
         let mut cards = Vec::with_capacity(ids.len());
         for id in ids {
-            cards.push(self.card_index(deck, id.as_str())? as u16);
+            cards.push(self.variant.decks[deck].find(id.as_str())? as u16);
         }
         self.cx.shuffle_into(deck, &cards, self.variant)
     }
@@ -546,7 +534,7 @@ impl Rt<'_> {
     }
 
     pub fn reveal(&mut self, deck: usize, id: &Str) -> Result<(), String> {
-        let card = self.card_index(deck, id.as_str())?;
+        let card = self.variant.decks[deck].find(id.as_str())?;
         self.cx.reveal(deck, card as u16);
         Ok(())
     }
@@ -554,7 +542,7 @@ impl Rt<'_> {
     /// A card id that is not in the deck is an error even when the card
     /// would have no hook.
     pub fn check_card(&self, deck: usize, id: &str) -> Result<(), Fail> {
-        self.card_index(deck, id).map(drop).map_err(Fail::new)
+        self.variant.decks[deck].find(id).map(drop).map_err(Fail::new)
     }
 
     /// Runs a card's hook, its failures prefixed with the card, as the

@@ -207,6 +207,18 @@ impl Deck {
         self.cards.iter().position(|c| c.id == id)
     }
 
+    /// [`Deck::card_index`], or the message both rule engines give for a
+    /// card id the deck does not hold.
+    pub fn find(&self, id: &str) -> Result<usize, String> {
+        self.card_index(id).ok_or_else(|| self.no_card(id))
+    }
+
+    /// The message for a card id this deck does not hold.
+    #[cold]
+    pub fn no_card(&self, id: &str) -> String {
+        format!("deck '{}' has no card '{id}'", self.name)
+    }
+
     /// The deck as dealt at the start: every card's index, once per copy,
     /// in file order.
     pub fn full_pile(&self) -> Vec<u16> {
