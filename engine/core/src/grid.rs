@@ -19,7 +19,11 @@ type Pieces<T> = SmallVec<[T; 16]>;
 /// copied whole (its inline buffer), which cost more than the sorting.
 fn fill_ranks(out: &mut Pieces<i64>, values: impl Iterator<Item = i64>) {
     out.clear();
-    out.extend(values);
+    // One `push` at a time: `extend` of a filtered iterator (no size
+    // hint) cost about ninety instructions a call for a handful of pieces.
+    for v in values {
+        out.push(v);
+    }
     out.sort_unstable();
     out.dedup();
 }
@@ -60,11 +64,9 @@ impl Frame {
         fill_ranks(&mut self.rows, (0..cols.len()).filter(other).map(|i| rows[i]));
         let (cs, rs) = (&self.cols, &self.rows);
         self.cells.clear();
-        self.cells.extend(
-            (0..cols.len())
-                .filter(other)
-                .map(|i| (rank_of(cs, cols[i]), rank_of(rs, rows[i]))),
-        );
+        for i in (0..cols.len()).filter(other) {
+            self.cells.push((rank_of(cs, cols[i]), rank_of(rs, rows[i])));
+        }
         self.current = mover
             .filter(|&m| cols[m] >= 0)
             .map(|m| (Frame::slot_of(cs, cols[m]), Frame::slot_of(rs, rows[m])));
