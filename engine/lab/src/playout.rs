@@ -57,12 +57,31 @@ pub fn random_playout<R: rand::Rng + ?Sized>(
     game: &Game,
     state: &mut State,
     rng: &mut R,
-    mut record: Option<&mut Record>,
+    record: Option<&mut Record>,
     max_decisions: u64,
 ) -> Result<Counts, GameError> {
+    // Only the chosen action is built: the list stays factored. Its
+    // buffers are the thread's, kept from game to game: grown afresh for
+    // every game, they cost more than short games' listings.
+    let mut legal = LISTING.take();
+    let result = play_out(game, state, rng, record, max_decisions, &mut legal);
+    LISTING.set(legal);
+    result
+}
+
+thread_local! {
+    static LISTING: std::cell::Cell<Legal> = std::cell::Cell::new(Legal::default());
+}
+
+fn play_out<R: rand::Rng + ?Sized>(
+    game: &Game,
+    state: &mut State,
+    rng: &mut R,
+    mut record: Option<&mut Record>,
+    max_decisions: u64,
+    legal: &mut Legal,
+) -> Result<Counts, GameError> {
     let mut counts = Counts::default();
-    // Only the chosen action is built: the list stays factored.
-    let mut legal = Legal::default();
     loop {
         match state.to_move() {
             ToMove::Terminal => return Ok(counts),
@@ -81,7 +100,7 @@ pub fn random_playout<R: rand::Rng + ?Sized>(
                 if counts.decisions >= max_decisions {
                     return Ok(counts);
                 }
-                game.legal_list(state, &mut legal)?;
+                game.legal_list(state, legal)?;
                 counts.legal_actions += legal.len() as u64;
                 counts.legal_max = counts.legal_max.max(legal.len() as u64);
                 let a = legal.get(rng::below(rng, legal.len() as u32) as usize);
