@@ -280,6 +280,17 @@ fn dynamic_values_everywhere_build_and_play_identically() {
     assert!(out.contains(": identical"), "{out}");
 }
 
+/// Arrays the compiler keeps fixed-size (`[T; N]`) next to vectors, each
+/// operation checked against the vector form by an invariant: the compiled
+/// rules must agree with the interpreter at every step.
+#[test]
+fn fixed_size_arrays_play_identically() {
+    let o = rulesmith(&["compile", "tests/fuzz-variants/fixed-arrays", "--verify", "10"]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{}", stderr(&o));
+    assert!(out.contains(": identical"), "{out}");
+}
+
 /// `profile` measures compiled rules too, and says which engine it ran.
 #[test]
 fn profile_runs_compiled_rules_and_says_so() {

@@ -15,7 +15,7 @@
 
 use crate::infer::{is_mutating, rooted_at_this, Callee, Typed};
 use crate::ir::*;
-use crate::types::{Shape, Ty};
+use crate::types::{Len, Shape, Ty};
 use crate::{Facts, Scalar};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
@@ -31,6 +31,10 @@ const DECK_NATIVES: &[&str] = &[
     "reveal",
     "shuffle_into",
 ];
+
+/// The longest array kept on the stack (`[T; N]`): longer ones stay
+/// vectors, whose moves and copies do not grow with the length.
+pub const MAX_FIXED_LEN: usize = 8;
 
 /// A Rust identifier for any text.
 pub fn ident(s: &str) -> String {
@@ -116,6 +120,15 @@ impl<'a> Emit<'a> {
         r
     }
 
+    /// The length of arrays of type `t` when they compile to a Rust array
+    /// (`[T; N]`): every one has that length, and it is small.
+    pub fn fixed_len(&mut self, t: Ty) -> Option<usize> {
+        match (self.shape(t), self.t.store.len(t)) {
+            (Shape::Arr(_), Len::Fixed(n)) if n <= MAX_FIXED_LEN => Some(n),
+            _ => None,
+        }
+    }
+
     /// The Rust type of `t`.
     pub fn rty(&mut self, t: Ty) -> String {
         match self.shape(t) {
@@ -124,7 +137,10 @@ impl<'a> Emit<'a> {
             Shape::Str => "Str".into(),
             Shape::Unit => "()".into(),
             Shape::Dyn => "Value".into(),
-            Shape::Arr(e) => format!("Vec<{}>", self.rty(e)),
+            Shape::Arr(e) => match self.fixed_len(t) {
+                Some(n) => format!("[{}; {n}]", self.rty(e)),
+                None => format!("Vec<{}>", self.rty(e)),
+            },
             Shape::Rec(_) => {
                 let r = self.rec_info(t);
                 self.recs[&r].name.clone()
@@ -135,6 +151,8 @@ impl<'a> Emit<'a> {
     fn is_copy(&mut self, t: Ty) -> bool {
         match self.shape(t) {
             Shape::Int | Shape::Unknown | Shape::Bool | Shape::Unit => true,
+            // `[i64; 2]` copies like a number; a vector never does.
+            Shape::Arr(el) => self.fixed_len(t).is_some() && self.is_copy(el),
             Shape::Rec(_) => {
                 let r = self.rec_info(t);
                 if let Some(&c) = self.copy.get(&r) {
@@ -175,6 +193,17 @@ impl<'a> Emit<'a> {
             );
         }
         if self.same_kind(from, to) {
+            let arrays = matches!(sf, Shape::Arr(_)) || matches!(st, Shape::Arr(_));
+            if arrays && self.rty(from) != self.rty(to) {
+                // One array kept fixed-size and one a vector (or holding
+                // such): converted through a dynamic value, checked. Rare:
+                // a value's flows share its array type.
+                let ty = self.rty(to);
+                return format!(
+                    "<{ty} as FromValue>::from_value(ToValue::to_value(&({code}))){}",
+                    self.at(pos)
+                );
+            }
             return code;
         }
         if self.shape(to) == Shape::Dyn {
@@ -307,6 +336,12 @@ impl<'a> Emit<'a> {
                 }
             }
             let _ = writeln!(out, "        Value::Map(m)\n    }}\n}}\n");
+            // Its text (`${m}`, `to_string(m)`) is the map's.
+            let _ = writeln!(
+                out,
+                "impl rulesmith_runtime::value::Text for {} {{\n    fn push_text(&self, out: &mut String) {{\n        rulesmith_runtime::value::Text::push_text(&self.to_value(), out)\n    }}\n}}\n",
+                info.name
+            );
             let _ = writeln!(
                 out,
                 "impl FromValue for {} {{\n    fn from_value(v: Value) -> Result<Self, Fail> {{\n        let mut m = v.into_map()?;\n        Ok({} {{",
@@ -930,6 +965,10 @@ impl<'a> Emit<'a> {
                 }
                 if self.shape(ty) == Shape::Dyn {
                     format!("{{ {lets} Value::Arr(vec![{}]) }}", names.join(", "))
+                } else if self.fixed_len(ty).is_some() {
+                    // Typed: `[]` alone would leave its element type open.
+                    let rty = self.rty(ty);
+                    format!("{{ {lets} let __a: {rty} = [{}]; __a }}", names.join(", "))
                 } else {
                     format!("{{ {lets} vec![{}] }}", names.join(", "))
                 }
@@ -1086,6 +1125,12 @@ impl<'a> Emit<'a> {
             BinOp::Add if sa == Shape::Str || sb == Shape::Str => format!("cat(&{a}, &{b}){}", self.at(pos)),
             BinOp::Add if matches!(sa, Shape::Arr(_)) => format!("concat({a}, {b}){}", self.at(pos)),
             BinOp::Eq | BinOp::Ne if !numeric && !self.t.store.compatible(at, bt) => (op == BinOp::Ne).to_string(),
+            BinOp::Eq | BinOp::Ne if matches!(sa, Shape::Arr(_)) && self.rty(at) != self.rty(bt) => {
+                // Arrays of two lengths (or one fixed, one a vector):
+                // compared as Rhai compares them, item by item.
+                let not = if op == BinOp::Ne { "!" } else { "" };
+                format!("({not}(ToValue::to_value(&{a}) == ToValue::to_value(&{b})))")
+            }
             BinOp::Eq => format!("({a} == {b})"),
             BinOp::Ne => format!("({a} != {b})"),
             BinOp::Lt => format!("({a} < {b})"),
@@ -1345,7 +1390,8 @@ impl<'a> Emit<'a> {
             "shuffle_into" => {
                 let i = deck_or_fail!(&args[0]);
                 let ids = self.t.store.make(Shape::Arr(str_));
-                let (lets, n) = self.args(&args[1..], &[Some(ids)]);
+                let want = self.slice_want(&args[1], ids);
+                let (lets, n) = self.args(&args[1..], &[want]);
                 format!("{{ {deck_lets} {lets} rt.shuffle_into({i}, &{}){at} }}", n[0])
             }
             "words" => {
@@ -1381,12 +1427,24 @@ impl<'a> Emit<'a> {
                 let (lets, n) = self.args(&args[2..], &vec![Some(int); args.len() - 2]);
                 let (c, r) = (self.ref_of(&args[0]), self.ref_of(&args[1]));
                 let rest: String = n.iter().map(|x| format!(", {x}")).collect();
-                format!("{{ {lets} {name}({c}, {r}{rest}){at} }}")
+                let code = format!("{{ {lets} {name}({c}, {r}{rest}){at} }}");
+                // The runtime's shapes: slots are [column, row] pairs; a
+                // placement is [columns, rows].
+                let int = self.int_ty();
+                let natural = if name == "grid_slots" {
+                    let pair = self.t.store.array(int, Len::Fixed(2));
+                    self.t.store.array(pair, Len::Var)
+                } else {
+                    let per_seat = self.t.store.array(int, Len::Var);
+                    self.t.store.array(per_seat, Len::Fixed(2))
+                };
+                self.native_result(code, natural, e)
             }
             "recall" => {
                 let int = self.int_ty();
                 let stamp = self.t.store.make(Shape::Arr(int));
-                let (lets, n) = self.args(args, &[Some(int), Some(stamp)]);
+                let want = self.slice_want(&args[1], stamp);
+                let (lets, n) = self.args(args, &[Some(int), want]);
                 format!("{{ {lets} rt.recall({}, &{}){at} }}", n[0], n[1])
             }
             "remember" => {
@@ -1454,7 +1512,42 @@ impl<'a> Emit<'a> {
             }
         }
         let function = name.trim_start_matches("board_");
-        format!("{{ {lets} board::{function}({}){at} }}", passed.join(", "))
+        let code = format!("{{ {lets} board::{function}({}){at} }}", passed.join(", "));
+        let (_, _, ret) = crate::infer::board_native(name).expect("a board native");
+        if *ret != Kind::Pairs {
+            return code;
+        }
+        // Pairs as `[x, y]` arrays where inference kept them fixed-size.
+        let int = self.int_ty();
+        let pair = self.t.store.array(int, Len::Fixed(2));
+        let fixed = self.t.store.array(pair, Len::Var);
+        let ty = self.t.expr_ty[e.id];
+        if self.shape(ty) != Shape::Dyn && self.rty(ty) == self.rty(fixed) {
+            return format!("fixed_pairs({code})");
+        }
+        let pair = self.t.store.array(int, Len::Var);
+        let vecs = self.t.store.array(pair, Len::Var);
+        self.native_result(code, vecs, e)
+    }
+
+    /// A native's result, made with the Rust type of `natural`, as the
+    /// type inferred for the call `e` (a dynamic one is converted later).
+    fn native_result(&mut self, code: String, natural: Ty, e: &Expr) -> String {
+        let ty = self.t.expr_ty[e.id];
+        if self.shape(ty) == Shape::Dyn {
+            return code;
+        }
+        self.convert(code, natural, ty, e.pos)
+    }
+
+    /// What to convert an array argument to for a native that reads it as
+    /// a slice: a typed array is passed as it is (fixed-size or not).
+    fn slice_want(&mut self, a: &Expr, want: Ty) -> Option<Ty> {
+        let t = self.t.expr_ty[a.id];
+        match (self.shape(t), self.shape(want)) {
+            (Shape::Arr(x), Shape::Arr(y)) if self.rty(x) == self.rty(y) => None,
+            _ => Some(want),
+        }
     }
 
     /// `add_all(kind, [d1, d2, ..])`: every combination, the first domain

@@ -11,7 +11,7 @@
 //! only the receiving side does, and the code generator converts there.
 
 use crate::ir::*;
-use crate::types::{Field, Shape, Store, Ty};
+use crate::types::{Field, Len, Shape, Store, Ty};
 use crate::{CompileError, Facts, Scalar};
 use rulesmith_core::board::Kind as BoardKind;
 
@@ -232,6 +232,7 @@ pub fn infer(
         inf.func(i, f)?;
     }
     inf.settle();
+    inf.data_arrays_vary();
     inf.t.writes_this = writes_this(funcs, &inf.t.callee);
     Ok(inf.t)
 }
@@ -455,7 +456,7 @@ impl Infer<'_> {
                     let xt = self.expr(id, f, x, true)?;
                     self.t.store.unify(el, xt, "an array's elements have one type");
                 }
-                self.t.store.make(Shape::Arr(el))
+                self.t.store.array(el, Len::Fixed(items.len()))
             }
             Kind::Map(items) => {
                 let mut fields = BTreeMap::new();
@@ -765,7 +766,7 @@ impl Infer<'_> {
             }
             "card_ids" if arity(1) => {
                 want(self, 0, str_);
-                self.t.store.make(Shape::Arr(str_))
+                self.t.store.array(str_, Len::Var)
             }
             "card" if arity(2) => {
                 want(self, 0, str_);
@@ -854,7 +855,7 @@ impl Infer<'_> {
             }
             "words" if arity(1) => {
                 want(self, 0, str_);
-                self.t.store.make(Shape::Arr(str_))
+                self.t.store.array(str_, Len::Var)
             }
             "distinct" if arity(1) => {
                 let a = self.t.store.make(Shape::Arr(int));
@@ -865,7 +866,7 @@ impl Infer<'_> {
                 let a = self.t.store.make(Shape::Arr(int));
                 want(self, 0, a);
                 want(self, 1, int);
-                self.t.store.make(Shape::Arr(int))
+                self.t.store.array(int, Len::Var)
             }
             "grid_slots" | "grid_place" | "grid_compact" => {
                 let a = self.t.store.make(Shape::Arr(int));
@@ -876,8 +877,16 @@ impl Infer<'_> {
                 for i in 2..args.len() {
                     want(self, i, int);
                 }
-                let pair = self.t.store.make(Shape::Arr(int));
-                self.t.store.make(Shape::Arr(pair))
+                // grid_slots: every slot, each a [column, row] pair;
+                // grid_place and grid_compact: [columns, rows], one entry
+                // per seat in each.
+                if name == "grid_slots" {
+                    let pair = self.t.store.array(int, Len::Fixed(2));
+                    self.t.store.array(pair, Len::Var)
+                } else {
+                    let per_seat = self.t.store.array(int, Len::Var);
+                    self.t.store.array(per_seat, Len::Fixed(2))
+                }
             }
             "recall" if arity(2) => {
                 want(self, 0, int);
@@ -904,10 +913,10 @@ impl Infer<'_> {
                 }
                 match ret {
                     BoardKind::Int => int,
-                    BoardKind::Ints => self.t.store.make(Shape::Arr(int)),
+                    BoardKind::Ints => self.t.store.array(int, Len::Var),
                     BoardKind::Pairs => {
-                        let pair = self.t.store.make(Shape::Arr(int));
-                        self.t.store.make(Shape::Arr(pair))
+                        let pair = self.t.store.array(int, Len::Fixed(2));
+                        self.t.store.array(pair, Len::Var)
                     }
                 }
             }
@@ -963,7 +972,7 @@ impl Infer<'_> {
             Scalar::Int => self.int(),
             _ => self.str_(),
         };
-        let arr = self.t.store.make(Shape::Arr(el));
+        let arr = self.t.store.array(el, Len::Var);
         let p = self.t.var_ty[target][self.funcs[target].params[0]];
         self.t.store.unify(p, arr, "the outcomes of a chance event");
         match self.t.continuations.insert(name.to_string(), outcome) {
@@ -1090,7 +1099,7 @@ impl Infer<'_> {
             }
         };
         let n = args.len();
-        Ok(match (name, &shape) {
+        let result = match (name, &shape) {
             ("len", _) if n == 0 => int,
             ("is_empty", _) if n == 0 => bool_,
             ("to_string", _) | ("type_of", _) if n == 0 => str_,
@@ -1157,7 +1166,11 @@ impl Infer<'_> {
                     ),
                 })
             }
-        })
+        };
+        if resizes(name) && matches!(self.t.store.shape(recv), Shape::Arr(_)) {
+            self.t.store.set_len(recv, Len::Var);
+        }
+        Ok(result)
     }
 
     /// `src` flows into `dst` (see `Deferred::Join`); whether that changed
@@ -1220,6 +1233,32 @@ impl Infer<'_> {
         false
     }
 
+    /// Arrays that live in the game's data (`this`, cards, and every record
+    /// and array inside them) are saved and loaded as JSON, and a loaded
+    /// array may have any length: they keep a vector. (Arrays of one type
+    /// share a class, so a literal assigned into `this` is a vector too.)
+    fn data_arrays_vary(&mut self) {
+        let mut todo = vec![self.t.this_ty];
+        todo.extend(self.t.card_ty.iter().copied());
+        let mut seen = HashSet::new();
+        while let Some(t) = todo.pop() {
+            if !seen.insert(self.t.store.find(t)) {
+                continue;
+            }
+            match self.t.store.shape(t) {
+                Shape::Arr(el) => {
+                    self.t.store.set_len(t, Len::Var);
+                    todo.push(el);
+                }
+                Shape::Rec(_) => {
+                    let r = self.t.store.rec_id(t).expect("a record");
+                    todo.extend(self.t.store.recs[r].fields.values().map(|f| f.ty));
+                }
+                _ => {}
+            }
+        }
+    }
+
     /// Settles the deferred constraints to a fixed point, then decides what
     /// is still open: `+` and comparisons of unknowns default to numbers.
     fn settle(&mut self) {
@@ -1245,6 +1284,14 @@ impl Infer<'_> {
                     }
                     Deferred::Add { res, a, b } => {
                         let (sa, sb, sr) = (self.t.store.shape(a), self.t.store.shape(b), self.t.store.shape(res));
+                        if let (Shape::Arr(_), Shape::Arr(_)) = (&sa, &sb) {
+                            // Concatenation (`a + b`, `a += b`): the sum's
+                            // length is the operands' added, and the
+                            // runtime joins two vectors.
+                            for t in [a, b, res] {
+                                self.t.store.set_len(t, Len::Var);
+                            }
+                        }
                         if sr != Shape::Unknown {
                             continue;
                         }
@@ -1429,6 +1476,15 @@ pub fn is_mutating(name: &str) -> bool {
     matches!(
         name,
         "push" | "shift" | "pop" | "remove" | "insert" | "clear" | "truncate" | "reverse" | "sort"
+    )
+}
+
+/// The methods that change an array's length: an array type any of them
+/// is called on has no fixed length.
+pub fn resizes(name: &str) -> bool {
+    matches!(
+        name,
+        "push" | "shift" | "pop" | "remove" | "insert" | "clear" | "truncate"
     )
 }
 

@@ -368,4 +368,104 @@ mod tests {
         assert!(!slow.iter().any(|s| s.contains("this.hull")), "{slow:?}");
         assert!(out.rust.contains("f_hull: Option<Vec<i64>>"), "{}", out.rust);
     }
+
+    /// The Rust signature of script function `name` (its first copy).
+    fn signature_of<'a>(rust: &'a str, name: &str) -> &'a str {
+        let doc = format!("/// `{name}`");
+        let at = rust
+            .find(&doc)
+            .unwrap_or_else(|| panic!("no function {name} in {rust}"));
+        let line = &rust[at..];
+        let start = line.find("pub fn").expect("a function");
+        let end = line[start..].find('{').expect("a body") + start;
+        &line[start..end]
+    }
+
+    #[test]
+    fn a_pair_never_resized_is_a_rust_array() {
+        let out = compile(&facts(
+            r#"
+            fn pair(a) { [a, a + 1] }
+            fn setup() {
+                let p = pair(turn());
+                p[0] = p[-1] * 2;
+                this.total = p[0] + p[1] + p.len();
+                for x in p { this.total += x; }
+            }
+            "#,
+        ))
+        .expect("compiles");
+        assert!(
+            signature_of(&out.rust, "pair").ends_with("-> R<[i64; 2]> "),
+            "{}",
+            out.rust
+        );
+        assert!(out.rust.contains("let __a: [i64; 2] = ["), "{}", out.rust);
+    }
+
+    #[test]
+    fn an_array_pushed_to_or_made_with_two_lengths_is_a_vector() {
+        let out = compile(&facts(
+            r#"
+            fn grown(a) { let p = [a, a]; p.push(3); p }
+            fn either(a) { if a > 0 { [1, 2] } else { [1, 2, 3] } }
+            fn joined(a) { [a] + [a] }
+            fn summed(a) { let out = []; out += [a]; out }
+            fn setup() {
+                this.n = grown(1).len() + either(turn()).len() + joined(2).len() + summed(3).len();
+            }
+            "#,
+        ))
+        .expect("compiles");
+        for f in ["grown", "either", "joined", "summed"] {
+            assert!(
+                signature_of(&out.rust, f).ends_with("-> R<Vec<i64>> "),
+                "{f}: {}",
+                out.rust
+            );
+        }
+    }
+
+    #[test]
+    fn pairs_returned_in_lists_of_several_lengths_are_a_vector_of_arrays() {
+        let out = compile(&facts(
+            r#"
+            fn pairs(a) {
+                if a > 0 { return [[a, 1]]; }
+                [[a, 2], [a, 3]]
+            }
+            fn setup() {
+                this.n = 0;
+                for p in pairs(turn()) { this.n += p[0] + p[1]; }
+                let slots = grid_slots([0, 1], [0, 0], 0);
+                this.n += slots[0][1];
+            }
+            "#,
+        ))
+        .expect("compiles");
+        assert!(
+            signature_of(&out.rust, "pairs").ends_with("-> R<Vec<[i64; 2]>> "),
+            "{}",
+            out.rust
+        );
+        assert!(out.rust.contains("v1_slots: Vec<[i64; 2]>"), "{}", out.rust);
+    }
+
+    #[test]
+    fn arrays_stored_in_the_game_data_stay_vectors() {
+        let out = compile(&facts(
+            r#"
+            fn setup() {
+                let p = [1, 2];
+                this.pairs = [p, [3, 4]];
+                let kept = [5, 6];
+                this.first = kept[0];
+            }
+            "#,
+        ))
+        .expect("compiles");
+        assert!(out.rust.contains("f_pairs: Option<Vec<Vec<i64>>>"), "{}", out.rust);
+        assert!(out.rust.contains(": Vec<i64> = "), "{}", out.rust);
+        assert!(out.rust.contains(": [i64; 2] = "), "{}", out.rust);
+    }
 }

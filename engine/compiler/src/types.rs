@@ -6,6 +6,10 @@
 //! pin down is `Dyn`, a dynamic value checked at run time. `Dyn` absorbs:
 //! once a type is dynamic, so is everything inside it, which keeps a
 //! dynamic container from holding typed values the code cannot see.
+//!
+//! Each array type also has a length ([`Len`]): fixed when every array of
+//! the type is made with one length and never resized, so the generated
+//! Rust can keep it on the stack (`[T; N]`) instead of the heap (`Vec<T>`).
 
 use std::collections::BTreeMap;
 
@@ -22,6 +26,28 @@ pub enum Shape {
     Arr(Ty),
     Rec(RecId),
     Dyn,
+}
+
+/// What is known of the length of every array of one type: a small
+/// lattice, joined where two array types become one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Len {
+    /// Nothing made or resized an array of this type (yet).
+    Unknown,
+    /// Every array of this type has this many items.
+    Fixed(usize),
+    /// Lengths differ, change, or come from outside (data, natives).
+    Var,
+}
+
+impl Len {
+    pub fn join(self, other: Len) -> Len {
+        match (self, other) {
+            (Len::Unknown, x) | (x, Len::Unknown) => x,
+            (Len::Fixed(a), Len::Fixed(b)) if a == b => Len::Fixed(a),
+            _ => Len::Var,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -45,6 +71,8 @@ pub struct Rec {
 pub struct Store {
     parent: Vec<Ty>,
     shape: Vec<Shape>,
+    /// The length of arrays of each type (read at the class's root).
+    len: Vec<Len>,
     pub recs: Vec<Rec>,
     /// Why a type became dynamic (the first reason), for `--explain`.
     pub why_dyn: BTreeMap<Ty, String>,
@@ -59,6 +87,32 @@ impl Store {
         let t = self.parent.len();
         self.parent.push(t);
         self.shape.push(s);
+        self.len.push(Len::Unknown);
+        t
+    }
+
+    /// Makes root `child` part of root `root`'s class; the lengths join.
+    fn link(&mut self, child: Ty, root: Ty) {
+        self.parent[child] = root;
+        self.len[root] = self.len[root].join(self.len[child]);
+    }
+
+    /// What is known of the length of arrays of type `t`.
+    pub fn len(&mut self, t: Ty) -> Len {
+        let r = self.find(t);
+        self.len[r]
+    }
+
+    /// Arrays of type `t` have length `l` too (joined with what was known).
+    pub fn set_len(&mut self, t: Ty, l: Len) {
+        let r = self.find(t);
+        self.len[r] = self.len[r].join(l);
+    }
+
+    /// A new array type of elements `el` and length `l`.
+    pub fn array(&mut self, el: Ty, l: Len) -> Ty {
+        let t = self.make(Shape::Arr(el));
+        self.len[t] = l;
         t
     }
 
@@ -147,34 +201,34 @@ impl Store {
         }
         let (sa, sb) = (self.shape[ra].clone(), self.shape[rb].clone());
         match (sa, sb) {
-            (Shape::Unknown, _) => self.parent[ra] = rb,
-            (_, Shape::Unknown) => self.parent[rb] = ra,
+            (Shape::Unknown, _) => self.link(ra, rb),
+            (_, Shape::Unknown) => self.link(rb, ra),
             (Shape::Dyn, _) => {
                 self.make_dyn(rb, why);
-                self.parent[rb] = ra;
+                self.link(rb, ra);
             }
             (_, Shape::Dyn) => {
                 self.make_dyn(ra, why);
-                self.parent[ra] = rb;
+                self.link(ra, rb);
             }
             (Shape::Arr(x), Shape::Arr(y)) => {
-                self.parent[rb] = ra;
+                self.link(rb, ra);
                 self.unify(x, y, why);
             }
             (Shape::Rec(x), Shape::Rec(y)) => {
                 let (x, y) = (self.rec_root(x), self.rec_root(y));
-                self.parent[rb] = ra;
+                self.link(rb, ra);
                 if x != y {
                     self.merge_recs(x, y, why);
                     self.shape[ra] = Shape::Rec(x);
                 }
             }
-            (x, y) if x == y => self.parent[rb] = ra,
+            (x, y) if x == y => self.link(rb, ra),
             (x, y) => {
                 let why = format!("{why}: {} meets {}", self.describe_shape(&x), self.describe_shape(&y));
                 self.make_dyn(ra, &why);
                 self.make_dyn(rb, &why);
-                self.parent[rb] = ra;
+                self.link(rb, ra);
             }
         }
     }

@@ -153,9 +153,28 @@ impl<T> At<T> for Result<T, String> {
 pub enum Domain<'a> {
     One(i64),
     Ints(&'a [i64]),
-    /// Each choice fills several values (e.g. a grid slot `[c, r]`).
-    Tuples(&'a [Vec<i64>]),
+    /// Each choice fills several values (e.g. a grid slot `[c, r]`), held
+    /// as vectors or fixed-size arrays.
+    Tuples(&'a dyn Tuples),
     Dyn(&'a Value),
+}
+
+/// A list of choices of several values each: `Vec<Vec<i64>>`,
+/// `Vec<[i64; 2]>`, `[[i64; 3]; 2]`...
+pub trait Tuples {
+    fn each_tuple(&self, f: &mut dyn FnMut(&[i64]));
+}
+
+impl<T: AsRef<[i64]>> Tuples for Vec<T> {
+    fn each_tuple(&self, f: &mut dyn FnMut(&[i64])) {
+        self.iter().for_each(|t| f(t.as_ref()));
+    }
+}
+
+impl<T: AsRef<[i64]>, const N: usize> Tuples for [T; N] {
+    fn each_tuple(&self, f: &mut dyn FnMut(&[i64])) {
+        self.iter().for_each(|t| f(t.as_ref()));
+    }
 }
 
 impl Domain<'_> {
@@ -164,7 +183,7 @@ impl Domain<'_> {
         match self {
             Domain::One(x) => cx.product_choice(&[*x]),
             Domain::Ints(v) => v.iter().for_each(|&x| cx.product_choice(&[x])),
-            Domain::Tuples(v) => v.iter().for_each(|t| cx.product_choice(t)),
+            Domain::Tuples(v) => v.each_tuple(&mut |t| cx.product_choice(t)),
             Domain::Dyn(Value::Int(x)) => cx.product_choice(&[*x]),
             Domain::Dyn(Value::Arr(a)) => {
                 for alt in a {

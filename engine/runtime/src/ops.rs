@@ -324,6 +324,15 @@ impl<T> Sort for Vec<T> {
     }
 }
 
+impl<T, const N: usize> Sort for [T; N] {
+    fn sort_all(v: &mut [Self]) -> R<()> {
+        if v.len() <= 1 {
+            return Ok(());
+        }
+        Err(Fail::new("Function not found: elements of array cannot be sorted"))
+    }
+}
+
 impl Sort for Value {
     fn sort_all(v: &mut [Self]) -> R<()> {
         if v.len() <= 1 {
@@ -686,22 +695,29 @@ pub fn at_least(v: &[i64], min: i64) -> Vec<i64> {
 }
 
 // The grid natives' checks and messages are core's (shared with the
-// interpreter); here only the shapes change.
+// interpreter); here only the shapes change: a slot is a `[column, row]`
+// pair on the stack (one allocation for the whole list), a placement is
+// `[columns, rows]`.
 
-pub fn grid_slots(cols: &[i64], rows: &[i64], mover: i64) -> R<Vec<Vec<i64>>> {
+pub fn grid_slots(cols: &[i64], rows: &[i64], mover: i64) -> R<Vec<[i64; 2]>> {
     let mut out = Vec::with_capacity((2 * cols.len() + 1).pow(2));
-    rulesmith_core::natives::for_each_grid_slot(cols, rows, mover, |c, r| out.push(vec![c, r])).map_err(Fail::new)?;
+    rulesmith_core::natives::for_each_grid_slot(cols, rows, mover, |c, r| out.push([c, r])).map_err(Fail::new)?;
     Ok(out)
 }
 
-pub fn grid_place(cols: &[i64], rows: &[i64], mover: i64, col: i64, row: i64) -> R<Vec<Vec<i64>>> {
+pub fn grid_place(cols: &[i64], rows: &[i64], mover: i64, col: i64, row: i64) -> R<[Vec<i64>; 2]> {
     let (c, r) = rulesmith_core::natives::grid_place(cols, rows, mover, col, row).map_err(Fail::new)?;
-    Ok(vec![c, r])
+    Ok([c, r])
 }
 
-pub fn grid_compact(cols: &[i64], rows: &[i64]) -> R<Vec<Vec<i64>>> {
+pub fn grid_compact(cols: &[i64], rows: &[i64]) -> R<[Vec<i64>; 2]> {
     let (c, r) = rulesmith_core::natives::grid_compact(cols, rows).map_err(Fail::new)?;
-    Ok(vec![c, r])
+    Ok([c, r])
+}
+
+/// A board native's `[x, y]` pairs (core's vectors) as fixed-size pairs.
+pub fn fixed_pairs(pairs: Vec<Vec<i64>>) -> Vec<[i64; 2]> {
+    pairs.into_iter().map(|p| [p[0], p[1]]).collect()
 }
 
 #[cfg(test)]
@@ -743,6 +759,43 @@ mod tests {
         assert_eq!(e.message, "a map grew past the limit of 2 keys");
         assert!(varith(Op::Add, Value::Str(Str::lit("abcdefgh")), Value::Int(1)).is_err());
         set_data_limits(usize::MAX, usize::MAX, usize::MAX);
+    }
+
+    #[test]
+    fn a_fixed_size_array_reads_prints_and_converts_as_a_vector_does() {
+        use crate::value::{to_string, FromValue};
+        let fixed = [Str::lit("bow"), Str::lit("port")];
+        let vector = vec![Str::lit("bow"), Str::lit("port")];
+        assert_eq!(to_string(&fixed), "[\"bow\", \"port\"]");
+        assert_eq!(to_string(&fixed), to_string(&vector));
+        assert_eq!(fixed.to_value(), vector.to_value());
+        // Rhai's indexing and messages on either.
+        assert_eq!(get(&fixed, -1).unwrap().as_str(), "port");
+        let (a, b) = (get(&fixed, 2).unwrap_err(), get(&vector, 2).unwrap_err());
+        assert_eq!(a.message, "Array index 2 out of bounds: 0 to 1");
+        assert_eq!(a.message, b.message);
+        assert_eq!(index_of(&fixed, &Str::lit("port")), 1);
+        assert_eq!(arr_len(&fixed), 2);
+        // From a dynamic array: only one of the right length.
+        let two = Value::Arr(vec![Value::Int(3), Value::Int(4)]);
+        assert_eq!(<[i64; 2]>::from_value(two).unwrap(), [3, 4]);
+        let e = <[i64; 2]>::from_value(Value::Arr(vec![Value::Int(3)])).unwrap_err();
+        assert_eq!(e.message, "expected an array of 2 items, found 1");
+        let mut pairs = [[2i64, 1], [1, 2]];
+        assert!(arr_sort(&mut pairs).unwrap_err().message.contains("elements of array"));
+    }
+
+    #[test]
+    fn grid_slots_are_fixed_size_pairs_of_the_shared_grid() {
+        let (cols, rows) = ([0i64, 1], [0i64, 0]);
+        let slots = grid_slots(&cols, &rows, 0).unwrap();
+        let shared = rulesmith_core::natives::grid_slots(&cols, &rows, 0).unwrap();
+        assert!(!slots.is_empty());
+        assert_eq!(slots, shared.iter().map(|&(c, r)| [c, r]).collect::<Vec<_>>());
+        let [c, r] = grid_compact(&cols, &rows).unwrap();
+        assert_eq!((c.len(), r.len()), (2, 2));
+        assert!(grid_slots(&cols, &rows[..1], 0).is_err());
+        assert_eq!(fixed_pairs(vec![vec![1, 2], vec![3, 4]]), vec![[1, 2], [3, 4]]);
     }
 
     #[test]

@@ -192,6 +192,12 @@ impl<T: ToValue> Text for Vec<T> {
     }
 }
 
+impl<T: ToValue, const N: usize> Text for [T; N] {
+    fn push_text(&self, out: &mut String) {
+        self.to_value().push_text(out)
+    }
+}
+
 impl Text for Value {
     fn push_text(&self, out: &mut String) {
         match self {
@@ -281,6 +287,14 @@ impl<T: ToValue> ToValue for Vec<T> {
     }
 }
 
+/// Arrays the compiler kept fixed-size are arrays like any other once
+/// dynamic.
+impl<T: ToValue, const N: usize> ToValue for [T; N] {
+    fn to_value(&self) -> Value {
+        Value::Arr(self.iter().map(ToValue::to_value).collect())
+    }
+}
+
 /// Dynamic values to typed ones, checked.
 pub trait FromValue: Sized {
     fn from_value(v: Value) -> Result<Self, Fail>;
@@ -336,6 +350,22 @@ impl<T: FromValue> FromValue for Vec<T> {
     fn from_value(v: Value) -> Result<Self, Fail> {
         match v {
             Value::Arr(a) => a.into_iter().map(T::from_value).collect(),
+            other => Err(mismatch("an array", &other)),
+        }
+    }
+}
+
+/// A fixed-size array from a dynamic one of exactly that length.
+impl<T: FromValue, const N: usize> FromValue for [T; N] {
+    fn from_value(v: Value) -> Result<Self, Fail> {
+        match v {
+            Value::Arr(a) if a.len() == N => {
+                let items: Vec<T> = a.into_iter().map(T::from_value).collect::<Result<_, _>>()?;
+                Ok(items
+                    .try_into()
+                    .unwrap_or_else(|_| unreachable!("the length was checked")))
+            }
+            Value::Arr(a) => Err(Fail::new(format!("expected an array of {N} items, found {}", a.len()))),
             other => Err(mismatch("an array", &other)),
         }
     }
