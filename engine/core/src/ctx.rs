@@ -207,6 +207,14 @@ impl Ctx {
         self.legal.push_choice(numbers);
     }
 
+    /// Choices of `width` (at least 1) numbers each, given back to back
+    /// (`numbers` holds a whole number of them): a domain of single
+    /// numbers, or of fixed-size tuples, in one piece.
+    #[inline]
+    pub fn product_choices(&mut self, width: usize, numbers: &[i64]) {
+        self.legal.push_choices(width, numbers);
+    }
+
     /// Starts a choice whose numbers follow one by one (`choice_value`).
     pub fn start_choice(&mut self) {
         self.legal.push_choice(&[]);

@@ -52,6 +52,10 @@ pub struct Legal {
     /// built lies beyond them and is dropped if it is not finished.
     kept: (usize, usize, usize),
     len: usize,
+    /// The product being built got some choice one at a time, so its
+    /// domains' choices may differ in width (choices given in bulk, see
+    /// [`Legal::push_choices`], have one width by construction).
+    ragged: bool,
 }
 
 impl Legal {
@@ -64,6 +68,7 @@ impl Legal {
         self.domains.clear();
         self.kept = (0, 0, 0);
         self.len = 0;
+        self.ragged = false;
     }
 
     /// Number of legal actions.
@@ -264,6 +269,7 @@ impl Legal {
         self.values.truncate(v);
         self.starts.truncate(s);
         self.domains.truncate(d);
+        self.ragged = false;
     }
 
     /// Starts the next domain of the product being built.
@@ -275,11 +281,24 @@ impl Legal {
     /// Adds a choice of numbers to the current domain.
     #[inline]
     pub(crate) fn push_choice(&mut self, numbers: &[i64]) {
+        self.ragged = true;
         self.starts.push(self.values.len() as u32);
         // Choices are one or two numbers: pushed one by one, inline.
         for &n in numbers {
             self.values.push(n);
         }
+    }
+
+    /// Adds choices of `width` numbers each, given back to back, to the
+    /// current domain. `width` is at least 1 (choices of no numbers cannot
+    /// be counted from their numbers: give them with `push_choice`).
+    #[inline]
+    pub(crate) fn push_choices(&mut self, width: usize, numbers: &[i64]) {
+        debug_assert!(width > 0, "choices of no numbers go one by one");
+        let base = self.values.len() as u32;
+        let n = numbers.len() / width;
+        self.starts.extend((0..n as u32).map(|i| base + i * width as u32));
+        self.values.extend_from_slice(&numbers[..n * width]);
     }
 
     /// Appends a number to the last choice started.
@@ -356,7 +375,7 @@ impl Legal {
         for d in first..first + n {
             let starts = &self.starts[self.domains[d] as usize..=self.domains[d + 1] as usize];
             let width = (starts[1] - starts[0]) as usize;
-            if starts.windows(2).any(|w| (w[1] - w[0]) as usize != width) {
+            if self.ragged && starts.windows(2).any(|w| (w[1] - w[0]) as usize != width) {
                 return false;
             }
             let Some(slots) = bounds.get(slot..slot + width) else {

@@ -162,18 +162,40 @@ pub enum Domain<'a> {
 /// A list of choices of several values each: `Vec<Vec<i64>>`,
 /// `Vec<[i64; 2]>`, `[[i64; 3]; 2]`...
 pub trait Tuples {
-    fn each_tuple(&self, f: &mut dyn FnMut(&[i64]));
+    /// Gives every tuple to the product being built, as one choice each.
+    fn give(&self, cx: &mut Ctx);
 }
 
-impl<T: AsRef<[i64]>> Tuples for Vec<T> {
-    fn each_tuple(&self, f: &mut dyn FnMut(&[i64])) {
-        self.iter().for_each(|t| f(t.as_ref()));
+// Tuples of one fixed width lie back to back in memory: the product takes
+// them in one piece (no call per choice; listing is the playouts' hot path).
+// Empty tuples have nothing to lie back to back: they go one by one.
+impl<const N: usize> Tuples for Vec<[i64; N]> {
+    fn give(&self, cx: &mut Ctx) {
+        match N {
+            0 => self.iter().for_each(|t| cx.product_choice(t)),
+            _ => cx.product_choices(N, self.as_flattened()),
+        }
     }
 }
 
-impl<T: AsRef<[i64]>, const N: usize> Tuples for [T; N] {
-    fn each_tuple(&self, f: &mut dyn FnMut(&[i64])) {
-        self.iter().for_each(|t| f(t.as_ref()));
+impl<const N: usize, const M: usize> Tuples for [[i64; N]; M] {
+    fn give(&self, cx: &mut Ctx) {
+        match N {
+            0 => self.iter().for_each(|t| cx.product_choice(t)),
+            _ => cx.product_choices(N, self.as_flattened()),
+        }
+    }
+}
+
+impl Tuples for Vec<Vec<i64>> {
+    fn give(&self, cx: &mut Ctx) {
+        self.iter().for_each(|t| cx.product_choice(t));
+    }
+}
+
+impl<const M: usize> Tuples for [Vec<i64>; M] {
+    fn give(&self, cx: &mut Ctx) {
+        self.iter().for_each(|t| cx.product_choice(t));
     }
 }
 
@@ -181,9 +203,9 @@ impl Domain<'_> {
     /// Gives the domain's choices to the product being built.
     fn choices(&self, cx: &mut Ctx) -> Result<(), String> {
         match self {
-            Domain::One(x) => cx.product_choice(&[*x]),
-            Domain::Ints(v) => v.iter().for_each(|&x| cx.product_choice(&[x])),
-            Domain::Tuples(v) => v.each_tuple(&mut |t| cx.product_choice(t)),
+            Domain::One(x) => cx.product_choices(1, &[*x]),
+            Domain::Ints(v) => cx.product_choices(1, v),
+            Domain::Tuples(v) => v.give(cx),
             Domain::Dyn(Value::Int(x)) => cx.product_choice(&[*x]),
             Domain::Dyn(Value::Arr(a)) => {
                 for alt in a {
