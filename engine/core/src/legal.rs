@@ -546,6 +546,43 @@ mod tests {
         assert_eq!(legal.to_vec(), vec![Action::new(0, &[0, 1]), Action::new(0, &[2, 3])]);
     }
 
+    /// A product whose domains come in bulk (`push_choices`, width given).
+    fn bulk_product(legal: &mut Legal, kind: u16, t: &Template, domains: &[(usize, &[i64])]) -> Result<(), String> {
+        legal.start_product();
+        for (width, numbers) in domains {
+            legal.start_domain();
+            legal.push_choices(*width, numbers);
+        }
+        legal.finish_product(kind, t, true)
+    }
+
+    #[test]
+    fn choices_in_bulk_list_and_fail_as_choices_one_by_one() {
+        let t = template("go {side} {int} {int}");
+        let (mut bulk, mut single) = (Legal::default(), Legal::default());
+        bulk_product(&mut bulk, 1, &t, &[(1, &[0, 2]), (2, &[5, 6, 7, 8, 9, 10])]).unwrap();
+        product(&mut single, 1, &t, &[&[&[0], &[2]], &[&[5, 6], &[7, 8], &[9, 10]]]).unwrap();
+        assert_eq!(bulk.len(), 6);
+        assert_eq!(bulk.to_vec(), single.to_vec());
+        // A number that does not fit is the same error either way.
+        let (mut bulk, mut single) = (Legal::default(), Legal::default());
+        let e1 = bulk_product(&mut bulk, 1, &t, &[(1, &[0, 3]), (2, &[5, 6])]).unwrap_err();
+        let e2 = product(&mut single, 1, &t, &[&[&[0], &[3]], &[&[5, 6]]]).unwrap_err();
+        assert_eq!(e1, e2);
+        // One domain one by one in a product otherwise in bulk: the widths
+        // are still checked, and the next product starts afresh.
+        let mut legal = Legal::default();
+        legal.start_product();
+        legal.start_domain();
+        legal.push_choices(1, &[0, 1]);
+        legal.start_domain();
+        legal.push_choice(&[4, 4]);
+        legal.push_choice(&[4]);
+        assert!(legal.finish_product(1, &t, true).is_err());
+        bulk_product(&mut legal, 1, &t, &[(1, &[2]), (2, &[1, 1])]).unwrap();
+        assert_eq!(legal.to_vec(), vec![Action::new(1, &[2, 1, 1])]);
+    }
+
     #[test]
     fn too_many_actions_is_an_error() {
         let t = template("go {int} {int}");
