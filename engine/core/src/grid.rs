@@ -24,8 +24,11 @@ fn fill_ranks(out: &mut Pieces<i64>, values: impl Iterator<Item = i64>) {
     for v in values {
         out.push(v);
     }
-    out.sort_unstable();
-    out.dedup();
+    // Boards of two pieces leave one: the sort's call costs more than it.
+    if out.len() > 1 {
+        out.sort_unstable();
+        out.dedup();
+    }
 }
 
 fn rank_of(sorted: &[i64], x: i64) -> i64 {
@@ -90,8 +93,15 @@ impl Frame {
     fn is_free(&self, c: i64, r: i64) -> bool {
         let (c_max, r_max) = self.bounds();
         let inside = (0..=c_max).contains(&c) && (0..=r_max).contains(&r);
+        inside && self.is_free_inside(c, r)
+    }
+
+    /// [`Frame::is_free`] for a slot known to be inside the bounds (the
+    /// listing's loop runs over exactly those).
+    #[inline]
+    fn is_free_inside(&self, c: i64, r: i64) -> bool {
         let taken = c % 2 == 1 && r % 2 == 1 && self.cells.contains(&((c - 1) / 2, (r - 1) / 2));
-        inside && !taken && self.current != Some((c, r))
+        !taken && self.current != Some((c, r))
     }
 }
 
@@ -104,7 +114,7 @@ pub fn for_each_slot(cols: &[i64], rows: &[i64], mover: Option<usize>, mut each:
     let (c_max, r_max) = f.bounds();
     for c in 0..=c_max {
         for r in 0..=r_max {
-            if f.is_free(c, r) {
+            if f.is_free_inside(c, r) {
                 each(c, r);
             }
         }
