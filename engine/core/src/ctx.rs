@@ -61,20 +61,24 @@ impl Ctx {
 
     // ----- queries -------------------------------------------------------
 
+    #[inline]
     pub fn seats(&self) -> i64 {
         self.core.seats as i64
     }
 
     /// The seat whose turn it is; -1 before the turns start.
+    #[inline]
     pub fn active(&self) -> i64 {
         self.core.active.map_or(-1, |s| s as i64)
     }
 
     /// The seat whose decision is next; -1 for none.
+    #[inline]
     pub fn actor(&self) -> i64 {
         self.core.actor.map_or(-1, |s| s as i64)
     }
 
+    #[inline]
     pub fn turn(&self) -> i64 {
         self.core.turn as i64
     }
@@ -167,7 +171,7 @@ impl Ctx {
 
     /// A legal action of kind `kind`: its values are checked against the
     /// action's template, and only a step's legal function may add.
-    #[inline]
+    #[inline(always)]
     pub fn add(&mut self, variant: &Variant, kind: u16, values: &[i64]) -> Result<(), String> {
         variant.actions[kind as usize].template.check_values(values)?;
         if !self.collecting {

@@ -351,15 +351,19 @@ impl Rt<'_> {
 
     // ----- queries ---------------------------------------------------------
 
+    #[inline]
     pub fn seats(&self) -> i64 {
         self.cx.seats()
     }
+    #[inline]
     pub fn active(&self) -> i64 {
         self.cx.active()
     }
+    #[inline]
     pub fn actor(&self) -> i64 {
         self.cx.actor()
     }
+    #[inline]
     pub fn turn(&self) -> i64 {
         self.cx.turn()
     }
@@ -378,15 +382,18 @@ impl Rt<'_> {
             None => Str::lit("setup"),
         }
     }
+    #[inline]
     pub fn is_out(&self, seat: i64) -> Result<bool, String> {
         self.cx.is_out(seat)
     }
+    #[inline]
     pub fn param_int(&self, i: usize) -> i64 {
         match self.variant.params[i].value {
             variant::Value::Int(x) => x,
             _ => 0,
         }
     }
+    #[inline]
     pub fn param_bool(&self, i: usize) -> bool {
         matches!(self.variant.params[i].value, variant::Value::Bool(true))
     }
@@ -465,15 +472,18 @@ impl Rt<'_> {
 
     // ----- flow ------------------------------------------------------------
 
+    #[inline]
     pub fn enter_step(&mut self, step: usize) {
         self.cx.enter_step(step)
     }
+    #[inline]
     pub fn end_turn(&mut self) -> Result<(), String> {
         self.cx.end_turn()
     }
     pub fn start_turns(&mut self, seat: i64) -> Result<(), String> {
         self.cx.start_turns(seat)
     }
+    #[inline]
     pub fn set_actor(&mut self, seat: i64) -> Result<(), String> {
         self.cx.set_actor(seat)
     }
@@ -496,7 +506,7 @@ impl Rt<'_> {
 
     // ----- legal actions ----------------------------------------------------
 
-    #[inline]
+    #[inline(always)]
     pub fn add(&mut self, kind: usize, values: &[i64]) -> Result<(), String> {
         self.cx.add(self.variant, kind as u16, values)
     }
@@ -511,6 +521,7 @@ impl Rt<'_> {
 
     /// Every combination of the domains, the first varying slowest, kept
     /// in factored form by the core (see `rulesmith_core::legal`).
+    #[inline]
     pub fn add_all(&mut self, kind: usize, domains: &[Domain<'_>]) -> Result<(), String> {
         self.cx.start_product();
         for d in domains {

@@ -158,6 +158,7 @@ pub fn set_data_limits(string: usize, array: usize, map: usize) {
     DATA_LIMITS.with(|l| l.set((string, array, map)));
 }
 
+#[inline]
 pub fn string_fits(bytes: usize) -> R<()> {
     let max = DATA_LIMITS.with(|l| l.get().0);
     if bytes > max {
@@ -166,6 +167,7 @@ pub fn string_fits(bytes: usize) -> R<()> {
     Ok(())
 }
 
+#[inline]
 pub fn array_fits(items: usize) -> R<()> {
     let max = DATA_LIMITS.with(|l| l.get().1);
     if items > max {
@@ -174,6 +176,7 @@ pub fn array_fits(items: usize) -> R<()> {
     Ok(())
 }
 
+#[inline]
 pub fn map_fits(keys: usize) -> R<()> {
     let max = DATA_LIMITS.with(|l| l.get().2);
     if keys > max {

@@ -16,6 +16,7 @@ pub enum Str {
 }
 
 impl Str {
+    #[inline]
     pub const fn lit(s: &'static str) -> Str {
         Str::Lit(s)
     }
