@@ -340,7 +340,7 @@ impl Game {
             c.collecting = true;
             c.recalling.clear();
         }
-        let result = self.call(state, Entry::Legal { step: index });
+        let result = self.run(state, Entry::Legal { step: index });
         let mut c = self.ctx.borrow_mut();
         c.collecting = false;
         c.recalling.clear();
@@ -1053,9 +1053,14 @@ impl Game {
         result.map_err(Into::into)
     }
 
-    /// Calls an entry point for its effect on the state.
+    /// Calls an entry point for its effect on the state, the core lent as
+    /// by [`Game::call`]; no reply is built ([`Rules::act`]).
     fn run(&self, state: &mut State, entry: Entry<'_>) -> Result<(), GameError> {
-        self.call(state, entry).map(drop)
+        let mut cx = self.ctx.borrow_mut();
+        std::mem::swap(&mut cx.core, &mut state.core);
+        let result = self.rules.act(entry, &mut cx, &mut state.data);
+        std::mem::swap(&mut cx.core, &mut state.core);
+        result.map_err(Into::into)
     }
 
     /// Calls an entry point on a copy: for queries that must not change

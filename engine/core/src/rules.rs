@@ -25,6 +25,13 @@ pub trait Rules {
     /// Runs one entry point. Natives act on `cx` (the core moved in, the
     /// legal list, queued requests).
     fn call(&self, entry: Entry<'_>, cx: &mut Ctx, data: &mut Data) -> Result<Reply, ScriptError>;
+    /// Runs an entry point for its effect alone, its reply unused: the
+    /// legal functions, applies, step entries, turn hooks and
+    /// continuations that make up nearly every call of a game. Rules may
+    /// skip building the reply; the default calls [`Rules::call`].
+    fn act(&self, entry: Entry<'_>, cx: &mut Ctx, data: &mut Data) -> Result<(), ScriptError> {
+        self.call(entry, cx, data).map(drop)
+    }
     /// Runs a query entry point (summary, render, evaluate, labels, an
     /// invariant) on data it only reads, when the rules know that it
     /// cannot change the data: the game then need not copy the state

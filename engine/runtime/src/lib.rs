@@ -724,6 +724,45 @@ impl<C: CompiledRules> Compiled<C> {
     }
 
     /// What generated code runs with during one call, on `cx`.
+    /// The typed script data inside `data`.
+    fn this_mut<'d>(&self, data: &'d mut Data) -> Result<&'d mut C::This, ScriptError> {
+        let this = match data {
+            Data::Native(n) => n.as_any_mut().downcast_mut::<Native<C::This>>(),
+            Data::Script(_) => None,
+        };
+        match this {
+            Some(Native(this)) => Ok(this),
+            None => Err(self.error(Fail::new("the game's data was not made by these compiled rules"), "?")),
+        }
+    }
+
+    /// Runs an entry point that only acts (a query's reply is dropped):
+    /// nearly every call of a playout, with no reply to convert.
+    fn acted(&self, entry: Entry<'_>, this: &mut C::This, rt: &mut Rt<'_>) -> Result<(), ScriptError> {
+        let r = &self.rules;
+        let done = match entry {
+            Entry::Setup => r.setup(this, rt),
+            Entry::Legal { step } => r.legal(step, this, rt),
+            Entry::Enter { step } => r.enter(step, this, rt),
+            Entry::Apply { kind, values } => r.apply(kind, values, this, rt),
+            Entry::TurnStart => r.turn_start(this, rt),
+            Entry::TurnEnd => r.turn_end(this, rt),
+            Entry::Resume { then, outcomes } => {
+                let o = Outcomes {
+                    outcomes,
+                    variant: &self.variant,
+                };
+                r.resume(then, o, this, rt)
+            }
+            Entry::Summary { viewer } => r.summary(this, rt, viewer).map(drop),
+            Entry::Render { viewer } => r.render(this, rt, viewer).map(drop),
+            Entry::Evaluate { seat } => r.evaluate(this, rt, seat).map(drop),
+            Entry::Labels => r.labels(this, rt).map(drop),
+            Entry::Invariant { index } => r.invariant(index, this, rt).map(drop),
+        };
+        done.map_err(|f| self.error(f, "?"))
+    }
+
     fn runtime<'a>(&'a self, cx: &'a mut Ctx) -> Rt<'a> {
         let l = &self.limits;
         ops::set_data_limits(l.max_string_size, l.max_array_size, l.max_map_size);
@@ -813,41 +852,23 @@ impl<C: CompiledRules> Rules for Compiled<C> {
     }
 
     fn call(&self, entry: Entry<'_>, cx: &mut Ctx, data: &mut Data) -> Result<Reply, ScriptError> {
-        let this = match data {
-            Data::Native(n) => n.as_any_mut().downcast_mut::<Native<C::This>>(),
-            Data::Script(_) => None,
-        };
-        let Some(Native(this)) = this else {
-            return Err(self.error(Fail::new("the game's data was not made by these compiled rules"), "?"));
-        };
+        let this = self.this_mut(data)?;
         let mut rt = self.runtime(cx);
         let r = &self.rules;
-        // The entry points that only act reply `Unit` straight away: they
-        // are nearly every call of a playout, and need no conversion.
-        let acted = |x: Result<(), Fail>| match x {
-            Ok(()) => Ok(Reply::Unit),
-            Err(f) => Err(self.error(f, "?")),
-        };
         match entry {
-            Entry::Setup => acted(r.setup(this, &mut rt)),
-            Entry::Legal { step } => acted(r.legal(step, this, &mut rt)),
-            Entry::Enter { step } => acted(r.enter(step, this, &mut rt)),
-            Entry::Apply { kind, values } => acted(r.apply(kind, values, this, &mut rt)),
-            Entry::TurnStart => acted(r.turn_start(this, &mut rt)),
-            Entry::TurnEnd => acted(r.turn_end(this, &mut rt)),
-            Entry::Resume { then, outcomes } => {
-                let o = Outcomes {
-                    outcomes,
-                    variant: &self.variant,
-                };
-                acted(r.resume(then, o, this, &mut rt))
-            }
             Entry::Summary { viewer } => self.reply(&entry, r.summary(this, &mut rt, viewer)),
             Entry::Render { viewer } => self.reply(&entry, r.render(this, &mut rt, viewer)),
             Entry::Evaluate { seat } => self.reply(&entry, r.evaluate(this, &mut rt, seat)),
             Entry::Labels => self.reply(&entry, r.labels(this, &mut rt)),
             Entry::Invariant { index } => self.reply(&entry, r.invariant(index, this, &mut rt)),
+            // The entry points that only act reply `Unit`.
+            _ => self.acted(entry, this, &mut rt).map(|()| Reply::Unit),
         }
+    }
+
+    fn act(&self, entry: Entry<'_>, cx: &mut Ctx, data: &mut Data) -> Result<(), ScriptError> {
+        let this = self.this_mut(data)?;
+        self.acted(entry, this, &mut self.runtime(cx))
     }
 
     fn call_query(&self, entry: Entry<'_>, cx: &mut Ctx, data: &Data) -> Option<Result<Reply, ScriptError>> {
