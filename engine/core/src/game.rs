@@ -10,7 +10,6 @@
 
 use crate::ctx::Ctx;
 use crate::error::{Diagnostic, GameError, LoadError};
-use crate::legal::Legal;
 use crate::notation::normalized;
 use crate::rng;
 use crate::rules::{Entry, FunctionProfile, Reply, Rules};
@@ -300,18 +299,25 @@ impl Game {
         result
     }
 
-    /// The legal actions in factored form ([`Legal`]): what a caller that
-    /// picks one action by its index needs (random playouts, rollouts),
-    /// without building the others. `list`'s buffers are reused.
-    pub fn legal_list(&self, state: &mut State, list: &mut Legal) -> Result<(), GameError> {
-        list.clear();
+    /// Lists the legal actions in factored form ([`crate::legal::Legal`]) and builds only
+    /// the one `pick` chooses by its index, given how many there are: what
+    /// random playouts and rollouts need. Returns that action and the count.
+    ///
+    /// # Panics
+    /// If `pick` returns an index past the count.
+    pub fn pick_legal(
+        &self,
+        state: &mut State,
+        pick: impl FnOnce(usize) -> usize,
+    ) -> Result<(Action, usize), GameError> {
         let result = self.run_legal(state);
         let mut c = self.ctx.borrow_mut();
-        if result.is_ok() {
-            std::mem::swap(&mut c.legal, list);
-        }
+        let picked = result.map(|()| {
+            let n = c.legal.len();
+            (c.legal.get(pick(n)), n)
+        });
         c.legal.clear();
-        result
+        picked
     }
 
     /// Runs the current step's legal function, leaving its listing in

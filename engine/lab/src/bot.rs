@@ -7,7 +7,6 @@
 
 use rulesmith_core::error::GameError;
 use rulesmith_core::game::Game;
-use rulesmith_core::legal::Legal;
 use rulesmith_core::rng::{self, GameRng};
 use rulesmith_core::state::{Action, Seat, State, ToMove};
 use std::time::{Duration, Instant};
@@ -415,7 +414,6 @@ impl Bot for MctsBot {
         let worlds = worlds(game, state, me, &mut self.rng, self.worlds)?;
         self.tree.reset(state.core.seats);
         let mut buf: Vec<Action> = Vec::new();
-        let mut rollout_legal = Legal::default();
         let mut reward: Vec<f64> = Vec::with_capacity(state.core.seats);
         // The edges taken: (node, edge).
         let mut path: Vec<(usize, usize)> = Vec::new();
@@ -430,15 +428,7 @@ impl Bot for MctsBot {
             let mut s = copy_into(&mut self.walk, &worlds[iteration as usize % worlds.len()]);
             s.forget_history();
             iteration += 1;
-            let outcome = self.iterate(
-                game,
-                &mut s,
-                legal,
-                &mut buf,
-                &mut rollout_legal,
-                &mut path,
-                &mut reward,
-            );
+            let outcome = self.iterate(game, &mut s, legal, &mut buf, &mut path, &mut reward);
             self.walk = Some(s);
             let Some(node) = outcome? else { continue };
             let tree = &mut self.tree;
@@ -482,7 +472,6 @@ impl MctsBot {
         s: &mut State,
         legal: &[Action],
         buf: &mut Vec<Action>,
-        rollout_legal: &mut Legal,
         path: &mut Vec<(usize, usize)>,
         reward: &mut Vec<f64>,
     ) -> Result<Option<usize>, GameError> {
@@ -538,10 +527,13 @@ impl MctsBot {
         // Optional short random playout, then score.
         let mut depth = 0;
         while depth < self.rollout && resolve_chance(game, s, &mut self.rng) {
-            if s.is_terminal() || game.legal_list(s, rollout_legal).is_err() {
+            if s.is_terminal() {
                 break;
             }
-            let a = rollout_legal.get(rng::below(&mut self.rng, rollout_legal.len() as u32) as usize);
+            let rng = &mut self.rng;
+            let Ok((a, _)) = game.pick_legal(s, |n| rng::below(rng, n as u32) as usize) else {
+                break;
+            };
             if game.apply_scratch(s, a).is_err() {
                 return Ok(None);
             }

@@ -3,7 +3,6 @@
 
 use rulesmith_core::error::GameError;
 use rulesmith_core::game::Game;
-use rulesmith_core::legal::Legal;
 use rulesmith_core::record::Record;
 use rulesmith_core::rng;
 use rulesmith_core::state::{State, ToMove};
@@ -57,29 +56,8 @@ pub fn random_playout<R: rand::Rng + ?Sized>(
     game: &Game,
     state: &mut State,
     rng: &mut R,
-    record: Option<&mut Record>,
-    max_decisions: u64,
-) -> Result<Counts, GameError> {
-    // Only the chosen action is built: the list stays factored. Its
-    // buffers are the thread's, kept from game to game: grown afresh for
-    // every game, they cost more than short games' listings.
-    let mut legal = LISTING.take();
-    let result = play_out(game, state, rng, record, max_decisions, &mut legal);
-    LISTING.set(legal);
-    result
-}
-
-thread_local! {
-    static LISTING: std::cell::Cell<Legal> = std::cell::Cell::new(Legal::default());
-}
-
-fn play_out<R: rand::Rng + ?Sized>(
-    game: &Game,
-    state: &mut State,
-    rng: &mut R,
     mut record: Option<&mut Record>,
     max_decisions: u64,
-    legal: &mut Legal,
 ) -> Result<Counts, GameError> {
     let mut counts = Counts::default();
     loop {
@@ -100,10 +78,10 @@ fn play_out<R: rand::Rng + ?Sized>(
                 if counts.decisions >= max_decisions {
                     return Ok(counts);
                 }
-                game.legal_list(state, legal)?;
-                counts.legal_actions += legal.len() as u64;
-                counts.legal_max = counts.legal_max.max(legal.len() as u64);
-                let a = legal.get(rng::below(rng, legal.len() as u32) as usize);
+                // Only the chosen action is built: the list stays factored.
+                let (a, n) = game.pick_legal(state, |n| rng::below(rng, n as u32) as usize)?;
+                counts.legal_actions += n as u64;
+                counts.legal_max = counts.legal_max.max(n as u64);
                 if let Some(r) = record.as_deref_mut() {
                     r.decision(seat, game.action_text(&a));
                 }
