@@ -267,11 +267,17 @@ struct HistoryNode {
 }
 
 impl History {
+    /// Counts a step, and keeps it unless the history is forgotten (the
+    /// count alone inlines into playouts, which forget theirs).
+    #[inline]
     pub fn push(&mut self, step: Step) {
         self.len += 1;
-        if self.forgotten {
-            return;
+        if !self.forgotten {
+            self.keep(step);
         }
+    }
+
+    fn keep(&mut self, step: Step) {
         let prev = self.head.take();
         self.head = Some(std::rc::Rc::new(HistoryNode { step, prev }));
     }
@@ -376,6 +382,7 @@ impl Core {
         self.status.0
     }
 
+    #[inline]
     pub fn is_terminal(&self) -> bool {
         self.status.0 != Status::Ongoing
     }
@@ -438,6 +445,7 @@ impl Clone for State {
 }
 
 impl State {
+    #[inline]
     pub fn to_move(&self) -> ToMove {
         if self.core.is_terminal() {
             ToMove::Terminal
@@ -451,6 +459,7 @@ impl State {
         }
     }
 
+    #[inline]
     pub fn is_terminal(&self) -> bool {
         self.core.is_terminal()
     }
