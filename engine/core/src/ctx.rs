@@ -11,6 +11,7 @@
 use crate::legal::{Legal, NOT_COLLECTING};
 use crate::state::{Action, ChanceSource, Core, MemoGroup, PendingChance, Seat, Status, MAX_ARGS};
 use crate::variant::Variant;
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// What a rule call may read and change. While a rule runs, the engine's
@@ -280,7 +281,7 @@ impl Ctx {
     // ----- chance ----------------------------------------------------------
 
     /// Asks for `count` dice of `sides` faces; `then` receives them.
-    pub fn roll(&mut self, count: i64, sides: i64, then: &str) -> Result<(), String> {
+    pub fn roll(&mut self, count: i64, sides: i64, then: impl Into<Cow<'static, str>>) -> Result<(), String> {
         if !(1..=1000).contains(&count) || !(1..=1_000_000).contains(&sides) {
             return Err(format!(
                 "roll({count}, {sides}, ..): need 1..=1000 dice of 1..=1000000 faces"
@@ -302,7 +303,7 @@ impl Ctx {
         deck: usize,
         count: i64,
         visible_to: Option<i64>,
-        then: &str,
+        then: impl Into<Cow<'static, str>>,
         variant: &Variant,
     ) -> Result<(), String> {
         let visible_to = match visible_to {

@@ -68,8 +68,10 @@ pub struct PendingChance {
     pub needed: u32,
     /// The outcomes received so far, in order.
     pub got: Vec<Outcome>,
-    /// The script function that receives the outcomes once complete.
-    pub then: String,
+    /// The script function that receives the outcomes once complete
+    /// (borrowed when the rules name it with a `'static` string, as
+    /// compiled rules do: no allocation per chance event).
+    pub then: std::borrow::Cow<'static, str>,
 }
 
 /// How the game stands.

@@ -626,7 +626,7 @@ fn register_chance(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>)
         if (1..=1000).contains(&count) && (1..=1_000_000).contains(&sides) {
             i.check_continuation(then)?;
         }
-        Ok(c.borrow_mut().roll(count, sides, then)?)
+        Ok(c.borrow_mut().roll(count, sides, then.to_string())?)
     });
     // draw(deck, [count,] then) and draw_secret(deck, seat, [count,] then):
     // one event of `count` cards (1 when not given).
@@ -636,7 +636,8 @@ fn register_chance(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>)
             let d = i.deck(deck)?;
             i.check_continuation(then)?;
             let visible_to = secret.then_some(seat);
-            Ok(c.borrow_mut().draw(d, count, visible_to, then, &i.variant)?)
+            Ok(c.borrow_mut()
+                .draw(d, count, visible_to, then.to_string(), &i.variant)?)
         }
     };
     let secret = draw(true);

@@ -546,11 +546,12 @@ impl Rt<'_> {
 
     // ----- chance and cards ----------------------------------------------------
 
-    pub fn roll(&mut self, count: i64, sides: i64, then: &str) -> Result<(), String> {
+    /// `then` is a literal in generated code: the pending event borrows it.
+    pub fn roll(&mut self, count: i64, sides: i64, then: &'static str) -> Result<(), String> {
         self.cx.roll(count, sides, then)
     }
 
-    pub fn draw(&mut self, deck: usize, count: i64, visible_to: Option<i64>, then: &str) -> Result<(), String> {
+    pub fn draw(&mut self, deck: usize, count: i64, visible_to: Option<i64>, then: &'static str) -> Result<(), String> {
         self.cx.draw(deck, count, visible_to, then, self.variant)
     }
 
