@@ -154,6 +154,7 @@ thread_local! {
 
 /// The size limits of strings (bytes), arrays (items) and maps (keys) for
 /// the compiled code this thread runs next.
+#[inline]
 pub fn set_data_limits(string: usize, array: usize, map: usize) {
     DATA_LIMITS.with(|l| l.set((string, array, map)));
 }
