@@ -984,10 +984,17 @@ impl<'a> Emit<'a> {
                 }
             }
             Kind::Binary(op, a, b) => {
-                let (ca, cb) = (self.expr(a), self.expr(b));
                 let (ta, tb) = (self.tmp(), self.tmp());
                 let (ta_ty, tb_ty) = (self.t.expr_ty[a.id], self.t.expr_ty[b.id]);
-                let code = self.binary_code(*op, ta.clone(), ta_ty, tb.clone(), tb_ty, e.pos);
+                // Strings compared are read in place, not copied
+                // (`this.kind[s] == "ship"`): the right side always (the
+                // left is evaluated before it), the left when evaluating the
+                // right can change nothing (a literal or a variable).
+                let strings = op.is_comparison() && self.shape(ta_ty) == Shape::Str && self.shape(tb_ty) == Shape::Str;
+                let pure = |x: &Expr| matches!(x.kind, Kind::Str(_) | Kind::Var(_));
+                let (ca, oa) = self.operand(a, &ta, strings && pure(b));
+                let (cb, ob) = self.operand(b, &tb, strings);
+                let code = self.binary_code(*op, oa, ta_ty, ob, tb_ty, e.pos);
                 let res = self.binary_ty(*op, ta_ty, tb_ty);
                 let code = self.convert(code, res, ty, e.pos);
                 format!("{{ let {ta} = {ca}; let {tb} = {cb}; {code} }}")
@@ -1030,6 +1037,16 @@ impl<'a> Emit<'a> {
                 let code = self.method(e, recv, name, args);
                 self.dynamic_if_needed(code, ty)
             }
+        }
+    }
+
+    /// An operand bound to `name`: its code, and how the operation names it
+    /// (`(*name)` when `borrow` and it is a place, read through a reference).
+    fn operand(&mut self, x: &Expr, name: &str, borrow: bool) -> (String, String) {
+        if borrow && x.is_place() {
+            (self.place_ref(x), format!("(*{name})"))
+        } else {
+            (self.expr(x), name.to_string())
         }
     }
 

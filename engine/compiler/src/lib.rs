@@ -369,6 +369,34 @@ mod tests {
         assert!(out.rust.contains("f_hull: Option<Vec<i64>>"), "{}", out.rust);
     }
 
+    #[test]
+    fn a_string_compared_with_a_literal_or_a_variable_is_read_in_place() {
+        let out = compile(&facts(
+            r#"
+            fn setup() {
+                this.kind = ["ship", "base"];
+                let k = "base";
+                this.ships = if this.kind[0] == "ship" { 1 } else { 0 };
+                this.same = if this.kind[1] == k { 1 } else { 0 };
+                this.both = if this.kind[0] < this.kind[1] { 1 } else { 0 };
+            }
+            "#,
+        ))
+        .expect("compiles");
+        let rust = &out.rust;
+        // Against a literal or a variable: both sides borrowed (the literal
+        // is a value), compared in place.
+        assert!(
+            rust.contains(r#"let __t6 = Str::lit("ship"); ((*__t5) == __t6)"#),
+            "{rust}"
+        );
+        assert!(rust.contains("let __t11 = &v0_k; ((*__t10) == (*__t11))"), "{rust}");
+        // Two places: the left is a copy (evaluating the right might change
+        // it), the right is read in place.
+        assert!(rust.contains("}).clone(); let __t"), "{rust}");
+        assert!(!rust.contains("v0_k.clone()"), "{rust}");
+    }
+
     /// The Rust signature of script function `name` (its first copy).
     fn signature_of<'a>(rust: &'a str, name: &str) -> &'a str {
         let doc = format!("/// `{name}`");
