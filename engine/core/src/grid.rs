@@ -14,20 +14,34 @@ use smallvec::SmallVec;
 /// (these run once per legal listing and per move in playouts).
 type Pieces<T> = SmallVec<[T; 16]>;
 
-/// Fills `out` with the sorted distinct values of `values`. Scratch lists
-/// are filled in place rather than returned: a returned `SmallVec` is
-/// copied whole (its inline buffer), which cost more than the sorting.
-fn fill_ranks(out: &mut Pieces<i64>, values: impl Iterator<Item = i64>) {
-    out.clear();
-    // One `push` at a time: `extend` of a filtered iterator (no size
-    // hint) cost about ninety instructions a call for a handful of pieces.
-    for v in values {
-        out.push(v);
+/// Fills `cols` and `rows` with the sorted distinct columns and rows of
+/// the pieces `keep` keeps, in one pass. Scratch lists are filled in place
+/// rather than returned: a returned `SmallVec` is copied whole (its inline
+/// buffer), which cost more than the sorting.
+fn fill_ranks(
+    cols_out: &mut Pieces<i64>,
+    rows_out: &mut Pieces<i64>,
+    cols: &[i64],
+    rows: &[i64],
+    keep: impl Fn(usize) -> bool,
+) {
+    cols_out.clear();
+    rows_out.clear();
+    for (i, (&c, &r)) in cols.iter().zip(rows).enumerate() {
+        if keep(i) {
+            cols_out.push(c);
+            rows_out.push(r);
+        }
     }
+    sort_distinct(cols_out);
+    sort_distinct(rows_out);
+}
+
+fn sort_distinct(v: &mut Pieces<i64>) {
     // Boards of two pieces leave one: the sort's call costs more than it.
-    if out.len() > 1 {
-        out.sort_unstable();
-        out.dedup();
+    if v.len() > 1 {
+        v.sort_unstable();
+        v.dedup();
     }
 }
 
@@ -38,8 +52,7 @@ fn rank_of(sorted: &[i64], x: i64) -> i64 {
 /// Compacts present pieces' coordinates in place.
 pub fn compact(cols: &mut [i64], rows: &mut [i64]) {
     let (mut cs, mut rs) = (Pieces::new(), Pieces::new());
-    fill_ranks(&mut cs, cols.iter().copied().filter(|&c| c >= 0));
-    fill_ranks(&mut rs, (0..cols.len()).filter(|&i| cols[i] >= 0).map(|i| rows[i]));
+    fill_ranks(&mut cs, &mut rs, cols, rows, |i| cols[i] >= 0);
     for i in 0..cols.len() {
         if cols[i] >= 0 {
             cols[i] = rank_of(&cs, cols[i]);
@@ -62,12 +75,11 @@ impl Frame {
     /// Fills an empty frame (made by the caller, so that it is built where
     /// it is used: see [`fill_ranks`]).
     fn fill(&mut self, cols: &[i64], rows: &[i64], mover: Option<usize>) {
-        let other = |i: &usize| cols[*i] >= 0 && Some(*i) != mover;
-        fill_ranks(&mut self.cols, (0..cols.len()).filter(other).map(|i| cols[i]));
-        fill_ranks(&mut self.rows, (0..cols.len()).filter(other).map(|i| rows[i]));
+        let other = |i: usize| cols[i] >= 0 && Some(i) != mover;
+        fill_ranks(&mut self.cols, &mut self.rows, cols, rows, other);
         let (cs, rs) = (&self.cols, &self.rows);
         self.cells.clear();
-        for i in (0..cols.len()).filter(other) {
+        for i in (0..cols.len()).filter(|&i| other(i)) {
             self.cells.push((rank_of(cs, cols[i]), rank_of(rs, rows[i])));
         }
         self.current = mover
