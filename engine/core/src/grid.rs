@@ -14,8 +14,8 @@ use smallvec::SmallVec;
 /// (these run once per legal listing and per move in playouts).
 type Pieces<T> = SmallVec<[T; 16]>;
 
-/// Fills `cols` and `rows` with the sorted distinct columns and rows of
-/// the pieces `keep` keeps, in one pass. Scratch lists are filled in place
+/// Fills `cols_out` and `rows_out` with the sorted distinct columns and
+/// rows of the pieces `keep` keeps (by index), in one pass. Scratch lists are filled in place
 /// rather than returned: a returned `SmallVec` is copied whole (its inline
 /// buffer), which cost more than the sorting.
 fn fill_ranks(

@@ -290,13 +290,16 @@ impl Legal {
     }
 
     /// Adds choices of `width` numbers each, given back to back, to the
-    /// current domain. `width` is at least 1 (choices of no numbers cannot
-    /// be counted from their numbers: give them with `push_choice`).
+    /// current domain. `width` is at least 1: choices of no numbers cannot
+    /// be counted from their numbers (give them with `push_choice`), and a
+    /// width of 0 adds nothing.
     #[inline]
     pub(crate) fn push_choices(&mut self, width: usize, numbers: &[i64]) {
         debug_assert!(width > 0, "choices of no numbers go one by one");
+        let Some(n) = numbers.len().checked_div(width) else {
+            return;
+        };
         let base = self.values.len() as u32;
-        let n = numbers.len() / width;
         self.starts.extend((0..n as u32).map(|i| base + i * width as u32));
         self.values.extend_from_slice(&numbers[..n * width]);
     }
