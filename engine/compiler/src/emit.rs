@@ -17,7 +17,7 @@ use crate::infer::{is_mutating, rooted_at_this, Callee, Typed};
 use crate::ir::*;
 use crate::types::{Len, Shape, Ty};
 use crate::{Facts, Scalar};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 
 /// The natives whose first argument names a deck: a literal is resolved
@@ -58,6 +58,9 @@ pub struct Emit<'a> {
     /// Struct name and (key -> rust field) per live record.
     recs: BTreeMap<usize, RecInfo>,
     copy: HashMap<usize, bool>,
+    /// Variables of the function being emitted that borrow what they were
+    /// given instead of copying it (see `Emit::borrows`): named `(*v)`.
+    borrowed: HashSet<VarId>,
 }
 
 struct RecInfo {
@@ -75,6 +78,7 @@ impl<'a> Emit<'a> {
             cur: 0,
             recs: BTreeMap::new(),
             copy: HashMap::new(),
+            borrowed: HashSet::new(),
         }
     }
 
@@ -243,6 +247,7 @@ impl<'a> Emit<'a> {
         for i in 0..self.funcs.len() {
             self.cur = i;
             self.tmp = 0;
+            self.borrowed.clear();
             let f = self.function(i);
             by_file.entry(self.funcs[i].file).or_default().push_str(&f);
         }
@@ -389,7 +394,30 @@ impl<'a> Emit<'a> {
     }
 
     fn var(&self, v: VarId) -> String {
+        match self.borrowed.contains(&v) {
+            true => format!("(*{})", self.var_name(v)),
+            false => self.var_name(v),
+        }
+    }
+
+    fn var_name(&self, v: VarId) -> String {
         format!("v{v}_{}", ident(&self.funcs[self.cur].vars[v]))
+    }
+
+    /// Can `let v = e` borrow `e` instead of copying it? When `e` reads a
+    /// place of `this` in a function that cannot write `this`, the value
+    /// is not a plain copy, and `v` is never written: then nothing can
+    /// change either while `v` lives (`let p = this.power[s]` in an
+    /// evaluation reads the array in place).
+    fn borrows(&mut self, v: VarId, e: &Expr, body: &Block) -> bool {
+        let et = self.t.expr_ty[e.id];
+        let vt = self.t.var_ty[self.cur][v];
+        !self.t.writes_this[self.cur]
+            && matches!(&e.kind, Kind::Path(root, _) if matches!(root.kind, Kind::This))
+            && self.shape(et) != Shape::Dyn
+            && !self.is_copy(et)
+            && self.rty(et) == self.rty(vt)
+            && !var_written(body, v)
     }
 
     fn function(&mut self, id: FnId) -> String {
@@ -455,13 +483,19 @@ impl<'a> Emit<'a> {
 
     fn stmt(&mut self, s: &Stmt) -> String {
         match s {
+            Stmt::Let(v, e) if self.borrows(*v, e, &self.funcs[self.cur].body) => {
+                let code = self.place_ref(e);
+                let ty = self.rty(self.t.var_ty[self.cur][*v]);
+                self.borrowed.insert(*v);
+                format!("let {}: &{ty} = {code};", self.var_name(*v))
+            }
             Stmt::Let(v, e) => {
                 let code = self.expr(e);
                 let et = self.t.expr_ty[e.id];
                 let vt = self.t.var_ty[self.cur][*v];
                 let code = self.convert(code, et, vt, e.pos);
                 let ty = self.rty(vt);
-                format!("let mut {}: {ty} = {code};", self.var(*v))
+                format!("let mut {}: {ty} = {code};", self.var_name(*v))
             }
             Stmt::Expr(e) => {
                 let code = self.expr_unused(e);
@@ -2063,5 +2097,51 @@ fn static_type_name(s: &Shape) -> &'static str {
         Shape::Arr(_) => "array",
         Shape::Rec(_) => "map",
         Shape::Dyn => "?",
+    }
+}
+
+/// Is variable `v` written anywhere in `b`: assigned (whole or in part) or
+/// changed by a mutating method, at any depth?
+fn var_written(b: &Block, v: VarId) -> bool {
+    let of_v = |e: &Expr| match &e.kind {
+        Kind::Var(x) => *x == v,
+        Kind::Path(root, _) => matches!(root.kind, Kind::Var(x) if x == v),
+        _ => false,
+    };
+    let mut written = false;
+    walk_block(b, &mut |e| {
+        if let Kind::Method { recv, name, .. } = &e.kind {
+            written |= is_mutating(name) && of_v(recv);
+        }
+    });
+    let mut stmts = Vec::new();
+    every_stmt(b, &mut stmts);
+    written
+        || stmts
+            .iter()
+            .any(|s| matches!(s, Stmt::Assign { place, .. } if of_v(place)))
+}
+
+/// Every statement in `b`, at any depth: in loop bodies, and in the
+/// blocks of `if` and block expressions.
+fn every_stmt<'b>(b: &'b Block, out: &mut Vec<&'b Stmt>) {
+    for s in &b.stmts {
+        out.push(s);
+        match s {
+            Stmt::While(_, body, _) | Stmt::Do(body, ..) | Stmt::For { body, .. } => every_stmt(body, out),
+            _ => {}
+        }
+        let mut inner: Vec<&'b Block> = Vec::new();
+        walk_stmt(s, &mut |e: &'b Expr| match &e.kind {
+            Kind::If(_, x, y) => {
+                inner.push(x);
+                inner.push(y);
+            }
+            Kind::Block(x) => inner.push(x),
+            _ => {}
+        });
+        for x in inner {
+            every_stmt(x, out);
+        }
     }
 }

@@ -397,6 +397,35 @@ mod tests {
         assert!(!rust.contains("v0_k.clone()"), "{rust}");
     }
 
+    #[test]
+    fn a_copy_of_this_never_written_in_a_reading_function_is_a_borrow() {
+        let out = compile(&facts(
+            r#"
+            fn setup() { this.power = [[1, 2], [3, 4, 5]]; this.low = this.lowest(0) + this.bumped(1); }
+            fn lowest(s) {
+                let p = this.power[s];
+                let low = p[0];
+                for x in p { if x < low { low = x; } }
+                low
+            }
+            fn bumped(s) {
+                let q = this.power[s];
+                q[0] += 1;
+                q[0]
+            }
+            fn summary(viewer) { let p = this.power[0]; this.power[0] = p; p.len() }
+            "#,
+        ))
+        .expect("compiles");
+        let rust = &out.rust;
+        // Read-only function, never written: the array is read in place.
+        assert!(rust.contains("let v1_p: &Vec<i64> = "), "{rust}");
+        assert!(rust.contains("get(&(*v1_p), "), "{rust}");
+        // Written afterwards, or in a function that writes `this`: a copy.
+        assert!(rust.contains("let mut v1_q: Vec<i64> = "), "{rust}");
+        assert_eq!(rust.matches(": &Vec<i64> = ").count(), 1, "{rust}");
+    }
+
     /// The Rust signature of script function `name` (its first copy).
     fn signature_of<'a>(rust: &'a str, name: &str) -> &'a str {
         let doc = format!("/// `{name}`");
