@@ -350,6 +350,8 @@ impl Rt<'_> {
     }
 
     // ----- queries ---------------------------------------------------------
+    // The small ones inline into the generated code, which calls them in
+    // nearly every rule function.
 
     #[inline]
     pub fn seats(&self) -> i64 {
@@ -506,6 +508,9 @@ impl Rt<'_> {
 
     // ----- legal actions ----------------------------------------------------
 
+    // Always inlined into the generated legal functions: the hottest call
+    // of a listing, and the call itself cost about as much as the work
+    // (sirius-basic playouts: 5% fewer instructions inlined).
     #[inline(always)]
     pub fn add(&mut self, kind: usize, values: &[i64]) -> Result<(), String> {
         self.cx.add(self.variant, kind as u16, values)
