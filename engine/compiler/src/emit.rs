@@ -404,11 +404,12 @@ impl<'a> Emit<'a> {
         format!("v{v}_{}", ident(&self.funcs[self.cur].vars[v]))
     }
 
-    /// Can `let v = e` borrow `e` instead of copying it? When `e` reads a
-    /// place of `this` in a function that cannot write `this`, the value
-    /// is not a plain copy, and `v` is never written: then nothing can
-    /// change either while `v` lives (`let p = this.power[s]` in an
-    /// evaluation reads the array in place).
+    /// Can `let v = e` borrow `e` instead of copying it? Yes when `e` reads
+    /// a place of `this` in a function that cannot write `this` (nor can
+    /// anything it calls), its value is costly to copy (a vector, a
+    /// string, a record), and `v` is never written: then neither side can
+    /// change while `v` lives (`let p = this.power[s]` in an evaluation
+    /// reads the array in place).
     fn borrows(&mut self, v: VarId, e: &Expr, body: &Block) -> bool {
         let et = self.t.expr_ty[e.id];
         let vt = self.t.var_ty[self.cur][v];
