@@ -408,7 +408,7 @@ impl<'a> Emit<'a> {
     /// a place of `this` in a function that cannot write `this` (nor can
     /// anything it calls), its value is costly to copy (a vector, a
     /// string, a record), and `v` is never written: then neither side can
-    /// change while `v` lives (`let p = this.power[s]` in an evaluation
+    /// change while `v` lives (`let p = this.counts[s]` in an evaluation
     /// reads the array in place).
     fn borrows(&mut self, v: VarId, e: &Expr, body: &Block) -> bool {
         let et = self.t.expr_ty[e.id];
@@ -1022,7 +1022,7 @@ impl<'a> Emit<'a> {
                 let (ta, tb) = (self.tmp(), self.tmp());
                 let (ta_ty, tb_ty) = (self.t.expr_ty[a.id], self.t.expr_ty[b.id]);
                 // Strings compared are read in place, not copied
-                // (`this.kind[s] == "ship"`): the right side always (the
+                // (`this.kind[s] == "open"`): the right side always (the
                 // left is evaluated before it), the left when evaluating the
                 // right can change nothing (a literal or a variable).
                 let strings = op.is_comparison() && self.shape(ta_ty) == Shape::Str && self.shape(tb_ty) == Shape::Str;

@@ -374,9 +374,9 @@ mod tests {
         let out = compile(&facts(
             r#"
             fn setup() {
-                this.kind = ["ship", "base"];
-                let k = "base";
-                this.ships = if this.kind[0] == "ship" { 1 } else { 0 };
+                this.kind = ["open", "shut"];
+                let k = "shut";
+                this.opened = if this.kind[0] == "open" { 1 } else { 0 };
                 this.same = if this.kind[1] == k { 1 } else { 0 };
                 this.both = if this.kind[0] < this.kind[1] { 1 } else { 0 };
             }
@@ -387,7 +387,7 @@ mod tests {
         // Against a literal or a variable: both sides borrowed (the literal
         // is a value), compared in place.
         assert!(
-            rust.contains(r#"let __t6 = Str::lit("ship"); ((*__t5) == __t6)"#),
+            rust.contains(r#"let __t6 = Str::lit("open"); ((*__t5) == __t6)"#),
             "{rust}"
         );
         assert!(rust.contains("let __t11 = &v0_k; ((*__t10) == (*__t11))"), "{rust}");
@@ -401,19 +401,19 @@ mod tests {
     fn a_copy_of_this_never_written_in_a_reading_function_is_a_borrow() {
         let out = compile(&facts(
             r#"
-            fn setup() { this.power = [[1, 2], [3, 4, 5]]; this.low = this.lowest(0) + this.bumped(1); }
+            fn setup() { this.counts = [[1, 2], [3, 4, 5]]; this.low = this.lowest(0) + this.bumped(1); }
             fn lowest(s) {
-                let p = this.power[s];
+                let p = this.counts[s];
                 let low = p[0];
                 for x in p { if x < low { low = x; } }
                 low
             }
             fn bumped(s) {
-                let q = this.power[s];
+                let q = this.counts[s];
                 q[0] += 1;
                 q[0]
             }
-            fn summary(viewer) { let p = this.power[0]; this.power[0] = p; p.len() }
+            fn summary(viewer) { let p = this.counts[0]; this.counts[0] = p; p.len() }
             "#,
         ))
         .expect("compiles");

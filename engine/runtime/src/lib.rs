@@ -510,7 +510,7 @@ impl Rt<'_> {
 
     // Always inlined into the generated legal functions: the hottest call
     // of a listing, and the call itself cost about as much as the work
-    // (sirius-basic playouts: 5% fewer instructions inlined).
+    // (the measured playouts: 5% fewer instructions inlined).
     #[inline(always)]
     pub fn add(&mut self, kind: usize, values: &[i64]) -> Result<(), String> {
         self.cx.add(self.variant, kind as u16, values)
@@ -977,14 +977,14 @@ mod tests {
                 "[variant]\nname = \"cards\"\nplayers = { min = 2, max = 2 }\nscripts = [\"rules.rhai\"]\n\n\
                  [actions.pass]\ntext = \"pass\"\napply = \"do_pass\"\n\n[setup]\nrun = \"setup\"\n\n\
                  [steps.play]\nlegal = \"play_legal\"\n\n[turn]\nsteps = [\"play\"]\n\n\
-                 [decks.ships]\nfile = \"ships.toml\"\n\n[decks.ships.fields]\n\
+                 [decks.tokens]\nfile = \"tokens.toml\"\n\n[decks.tokens.fields]\n\
                  name = { type = \"string\" }\nforce = { type = \"int\", min = 0, max = 9 }\n",
             ),
             (
-                "ships.toml",
-                "[[cards]]\nid = \"scout\"\nname = \"Scout\"\nforce = 1\n\n\
-                 [[cards]]\nid = \"cruiser\"\nname = \"Cruiser\"\nforce = 4\n\n\
-                 [[cards]]\nid = \"brig\"\nname = \"Brig\"\nforce = 2\n",
+                "tokens.toml",
+                "[[cards]]\nid = \"small\"\nname = \"Small\"\nforce = 1\n\n\
+                 [[cards]]\nid = \"large\"\nname = \"Large\"\nforce = 4\n\n\
+                 [[cards]]\nid = \"medium\"\nname = \"Medium\"\nforce = 2\n",
             ),
             (
                 "rules.rhai",
@@ -1004,7 +1004,7 @@ mod tests {
         let variant = deck_variant();
         let deck = 0;
         // Not the first card in the file: the ids are looked up, not counted.
-        let (id, expected) = (Str::lit("cruiser"), 4);
+        let (id, expected) = (Str::lit("large"), 4);
         let mut cx = Ctx::default();
         let cards = CardTables::default();
         let mut rt = Rt {
@@ -1019,9 +1019,9 @@ mod tests {
         assert_eq!(rt.card_record(deck, &id, force).unwrap(), expected);
         assert_eq!(BUILDS.load(Ordering::SeqCst), 1, "the second lookup reuses the record");
         let e = rt.card_record(deck, &Str::lit("no-such-card"), force).unwrap_err();
-        assert_eq!(e.message, "deck 'ships' has no card 'no-such-card'");
+        assert_eq!(e.message, "deck 'tokens' has no card 'no-such-card'");
         // A misfit is an error at each lookup, never a record kept.
-        let misfit = Str::lit("brig");
+        let misfit = Str::lit("medium");
         let first = rt.card_record(deck, &misfit, name_as_int);
         let again = rt.card_record(deck, &misfit, name_as_int);
         assert!(first.is_err() && again.is_err(), "{first:?} {again:?}");

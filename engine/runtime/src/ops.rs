@@ -768,17 +768,17 @@ mod tests {
     #[test]
     fn a_fixed_size_array_reads_prints_and_converts_as_a_vector_does() {
         use crate::value::{to_string, FromValue};
-        let fixed = [Str::lit("bow"), Str::lit("port")];
-        let vector = vec![Str::lit("bow"), Str::lit("port")];
-        assert_eq!(to_string(&fixed), "[\"bow\", \"port\"]");
+        let fixed = [Str::lit("first"), Str::lit("last")];
+        let vector = vec![Str::lit("first"), Str::lit("last")];
+        assert_eq!(to_string(&fixed), "[\"first\", \"last\"]");
         assert_eq!(to_string(&fixed), to_string(&vector));
         assert_eq!(fixed.to_value(), vector.to_value());
         // Rhai's indexing and messages on either.
-        assert_eq!(get(&fixed, -1).unwrap().as_str(), "port");
+        assert_eq!(get(&fixed, -1).unwrap().as_str(), "last");
         let (a, b) = (get(&fixed, 2).unwrap_err(), get(&vector, 2).unwrap_err());
         assert_eq!(a.message, "Array index 2 out of bounds: 0 to 1");
         assert_eq!(a.message, b.message);
-        assert_eq!(index_of(&fixed, &Str::lit("port")), 1);
+        assert_eq!(index_of(&fixed, &Str::lit("last")), 1);
         assert_eq!(arr_len(&fixed), 2);
         // From a dynamic array: only one of the right length.
         let two = Value::Arr(vec![Value::Int(3), Value::Int(4)]);
