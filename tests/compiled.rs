@@ -58,15 +58,17 @@ fn every_shipped_variant_plays_identically_compiled() {
 /// through it.
 #[test]
 fn space_war_on_the_hex_board_and_with_the_memo_plays_identically_compiled() {
-    for args in [
-        &["compile", "variants/space-war", "--verify", "6", "--set", "hex=true"][..],
-        &["compile", "tests/fuzz-variants/space-war-memo", "--verify", "8"],
-    ] {
-        let o = rulesmith(args);
-        let out = stdout(&o);
-        assert_eq!(o.status.code(), Some(0), "{args:?}: {out}\n{}", stderr(&o));
-        assert!(out.contains(": identical"), "{args:?}: {out}");
-    }
+    plays_identically(&["compile", "variants/space-war", "--verify", "6", "--set", "hex=true"]);
+    plays_identically(&["compile", "tests/fuzz-variants/space-war-memo", "--verify", "8"]);
+}
+
+/// Runs `rulesmith compile ... --verify`, which must succeed and find both
+/// engines identical.
+fn plays_identically(args: &[&str]) {
+    let o = rulesmith(args);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{args:?}: {out}\n{}", stderr(&o));
+    assert!(out.contains(": identical"), "{args:?}: {out}");
 }
 
 /// Simulation results do not depend on the engine: the same seed gives the
@@ -274,10 +276,7 @@ fn explain_lists_the_dynamic_values_and_why() {
 /// interpreter at every step.
 #[test]
 fn dynamic_values_everywhere_build_and_play_identically() {
-    let o = rulesmith(&["compile", "tests/fuzz-variants/mixed-kinds", "--verify", "10"]);
-    let out = stdout(&o);
-    assert_eq!(o.status.code(), Some(0), "{out}\n{}", stderr(&o));
-    assert!(out.contains(": identical"), "{out}");
+    plays_identically(&["compile", "tests/fuzz-variants/mixed-kinds", "--verify", "10"]);
 }
 
 /// Arrays the compiler keeps fixed-size (`[T; N]`) next to vectors, each
@@ -285,10 +284,7 @@ fn dynamic_values_everywhere_build_and_play_identically() {
 /// rules must agree with the interpreter at every step.
 #[test]
 fn fixed_size_arrays_play_identically() {
-    let o = rulesmith(&["compile", "tests/fuzz-variants/fixed-arrays", "--verify", "10"]);
-    let out = stdout(&o);
-    assert_eq!(o.status.code(), Some(0), "{out}\n{}", stderr(&o));
-    assert!(out.contains(": identical"), "{out}");
+    plays_identically(&["compile", "tests/fuzz-variants/fixed-arrays", "--verify", "10"]);
 }
 
 /// `profile` measures compiled rules too, and says which engine it ran.
