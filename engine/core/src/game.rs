@@ -9,10 +9,10 @@
 //! worker thread from a shared [`Variant`].
 
 use crate::ctx::Ctx;
-use crate::error::{Diagnostic, GameError, LoadError};
+use crate::error::{Diagnostic, GameError, LoadError, ScriptError};
 use crate::notation::normalized;
 use crate::rng;
-use crate::rules::{Entry, FunctionProfile, Reply, Rules};
+use crate::rules::{Data, Entry, FunctionProfile, Reply, Rules};
 use crate::state::{
     Action, ChanceSource, Core, History, Outcome, Seat, SecretDraw, State, Status, StatusCell, Step, ToMove,
 };
@@ -1048,23 +1048,29 @@ impl Game {
         Some(s)
     }
 
-    /// Calls an entry point of the rules on the state: its core is lent to
-    /// the rules' natives (moved into the `Ctx`) for the call.
+    /// Calls an entry point of the rules on the state.
     fn call(&self, state: &mut State, entry: Entry<'_>) -> Result<Reply, GameError> {
+        self.lend(state, |cx, data| self.rules.call(entry, cx, data))
+    }
+
+    /// Calls an entry point for its effect on the state; no reply is built
+    /// ([`Rules::act`]).
+    fn run(&self, state: &mut State, entry: Entry<'_>) -> Result<(), GameError> {
+        self.lend(state, |cx, data| self.rules.act(entry, cx, data))
+    }
+
+    /// Runs `rules` with the state's core lent to the rules' natives (moved
+    /// into the `Ctx`) and its script data.
+    #[inline]
+    fn lend<T>(
+        &self,
+        state: &mut State,
+        rules: impl FnOnce(&mut Ctx, &mut Data) -> Result<T, ScriptError>,
+    ) -> Result<T, GameError> {
         let mut cx = self.ctx.borrow_mut();
         // The core is lent by swapping boxes: no copy of it either way.
         std::mem::swap(&mut cx.core, &mut state.core);
-        let result = self.rules.call(entry, &mut cx, &mut state.data);
-        std::mem::swap(&mut cx.core, &mut state.core);
-        result.map_err(Into::into)
-    }
-
-    /// Calls an entry point for its effect on the state, the core lent as
-    /// by [`Game::call`]; no reply is built ([`Rules::act`]).
-    fn run(&self, state: &mut State, entry: Entry<'_>) -> Result<(), GameError> {
-        let mut cx = self.ctx.borrow_mut();
-        std::mem::swap(&mut cx.core, &mut state.core);
-        let result = self.rules.act(entry, &mut cx, &mut state.data);
+        let result = rules(&mut cx, &mut state.data);
         std::mem::swap(&mut cx.core, &mut state.core);
         result.map_err(Into::into)
     }
