@@ -290,7 +290,7 @@ impl Ctx {
         self.request(PendingChance {
             source: ChanceSource::Dice { sides: sides as u32 },
             needed: count as u32,
-            got: Vec::new(),
+            got: smallvec::SmallVec::new(),
             then: then.into(),
         })
     }
@@ -323,7 +323,7 @@ impl Ctx {
         self.request(PendingChance {
             source: ChanceSource::Deck { deck, visible_to },
             needed: count as u32,
-            got: Vec::new(),
+            got: smallvec::SmallVec::new(),
             then: then.into(),
         })
     }

@@ -66,8 +66,9 @@ pub struct PendingChance {
     pub source: ChanceSource,
     /// How many outcomes the event needs in all.
     pub needed: u32,
-    /// The outcomes received so far, in order.
-    pub got: Vec<Outcome>,
+    /// The outcomes received so far, in order (inline: most events need a
+    /// few dice, and one allocation per event showed in playouts).
+    pub got: smallvec::SmallVec<[Outcome; 4]>,
     /// The script function that receives the outcomes once complete
     /// (borrowed when the rules name it with a `'static` string, as
     /// compiled rules do: no allocation per chance event).
