@@ -61,6 +61,9 @@ pub struct Emit<'a> {
     /// Variables of the function being emitted that borrow what they were
     /// given instead of copying it (see `Emit::borrows`): named `(*v)`.
     borrowed: HashSet<VarId>,
+    /// Reads `v[c]` that may move the element out instead of copying it
+    /// (see `Emit::consumed_reads`), by expression, with `c` made positive.
+    consumed: HashMap<ExprId, usize>,
 }
 
 struct RecInfo {
@@ -79,6 +82,7 @@ impl<'a> Emit<'a> {
             recs: BTreeMap::new(),
             copy: HashMap::new(),
             borrowed: HashSet::new(),
+            consumed: HashMap::new(),
         }
     }
 
@@ -248,6 +252,7 @@ impl<'a> Emit<'a> {
             self.cur = i;
             self.tmp = 0;
             self.borrowed.clear();
+            self.consumed = self.consumed_reads(&self.funcs[i].body);
             let f = self.function(i);
             by_file.entry(self.funcs[i].file).or_default().push_str(&f);
         }
@@ -402,6 +407,51 @@ impl<'a> Emit<'a> {
 
     fn var_name(&self, v: VarId) -> String {
         format!("v{v}_{}", ident(&self.funcs[self.cur].vars[v]))
+    }
+
+    /// The reads of a function that can move an element out of a local
+    /// array instead of copying it: `let m = grid_place(..); this.col =
+    /// m[0]; this.row = m[1];` takes each vector once, where copying
+    /// would allocate. A read `v[c]` qualifies when `v` is a fixed-size
+    /// array of vectors or strings, declared by `let` and never written,
+    /// and every use of `v` is such a read with a constant index, each
+    /// index read once, in the same loop as the `let` (so that no read
+    /// runs twice for one value of `v`).
+    fn consumed_reads(&mut self, body: &Block) -> HashMap<ExprId, usize> {
+        let mut lets = HashMap::new();
+        let mut depth = HashMap::new();
+        loop_depths(body, 0, &mut lets, &mut depth);
+        let mut uses: HashMap<VarId, usize> = HashMap::new();
+        let mut reads: HashMap<VarId, Vec<(ExprId, i64)>> = HashMap::new();
+        walk_block(body, &mut |e| match &e.kind {
+            Kind::Var(v) => *uses.entry(*v).or_default() += 1,
+            Kind::Path(root, segs) => {
+                if let (Kind::Var(v), [Seg::Index(Expr { kind: Kind::Int(c), .. })]) = (&root.kind, &segs[..]) {
+                    reads.entry(*v).or_default().push((e.id, *c));
+                }
+            }
+            _ => {}
+        });
+        let mut out = HashMap::new();
+        for (v, rs) in reads {
+            let Some(&let_depth) = lets.get(&v) else { continue };
+            let vt = self.t.var_ty[self.cur][v];
+            let (Some(n), Shape::Arr(el)) = (self.fixed_len(vt), self.shape(vt)) else {
+                continue;
+            };
+            let movable = matches!(self.shape(el), Shape::Arr(_) | Shape::Str) && !self.is_copy(el);
+            let mut seen = HashSet::new();
+            let fits = rs.iter().all(|&(id, c)| {
+                let k = if c < 0 { c + n as i64 } else { c };
+                (0..n as i64).contains(&k) && depth.get(&id) == Some(&let_depth) && seen.insert(k)
+            });
+            if movable && fits && uses.get(&v) == Some(&rs.len()) && !var_written(body, v) {
+                for (id, c) in rs {
+                    out.insert(id, if c < 0 { (c + n as i64) as usize } else { c as usize });
+                }
+            }
+        }
+        out
     }
 
     /// Can `let v = e` borrow `e` instead of copying it? Yes when `e` reads
@@ -1009,6 +1059,12 @@ impl<'a> Emit<'a> {
                 }
             }
             Kind::Map(items) => self.map_literal(ty, items, e.pos),
+            Kind::Path(root, _) if self.consumed.contains_key(&e.id) => {
+                let Kind::Var(v) = root.kind else {
+                    unreachable!("a local's element")
+                };
+                format!("std::mem::take(&mut {}[{}])", self.var_name(v), self.consumed[&e.id])
+            }
             Kind::Path(..) => {
                 let r = self.place_ref_value(e);
                 let copy = self.is_copy(ty);
@@ -2098,6 +2154,53 @@ fn static_type_name(s: &Shape) -> &'static str {
         Shape::Arr(_) => "array",
         Shape::Rec(_) => "map",
         Shape::Dyn => "?",
+    }
+}
+
+/// How many loops enclose each expression of `b` (a loop's condition runs
+/// once per turn, so it counts as inside), and each `let`'s variable.
+fn loop_depths(b: &Block, d: u32, lets: &mut HashMap<VarId, u32>, out: &mut HashMap<ExprId, u32>) {
+    fn expr(e: &Expr, d: u32, lets: &mut HashMap<VarId, u32>, out: &mut HashMap<ExprId, u32>) {
+        // Blocks inside an expression may hold loops of their own.
+        let mut blocks = Vec::new();
+        walk_expr_outside_blocks(
+            e,
+            &mut |x| {
+                out.insert(x.id, d);
+            },
+            &mut blocks,
+        );
+        for b in blocks {
+            loop_depths(b, d, lets, out);
+        }
+    }
+    for s in &b.stmts {
+        match s {
+            Stmt::Let(v, e) => {
+                lets.insert(*v, d);
+                expr(e, d, lets, out);
+            }
+            Stmt::Expr(e) | Stmt::Return(Some(e), _) => expr(e, d, lets, out),
+            Stmt::Assign { place, value, .. } => {
+                expr(value, d, lets, out);
+                expr(place, d, lets, out);
+            }
+            Stmt::While(c, body, _) | Stmt::Do(body, c, ..) => {
+                expr(c, d + 1, lets, out);
+                loop_depths(body, d + 1, lets, out);
+            }
+            Stmt::For { iter, body, .. } => {
+                match iter {
+                    Iter::Range { from, to, .. } => {
+                        expr(from, d, lets, out);
+                        expr(to, d, lets, out);
+                    }
+                    Iter::Array(a) => expr(a, d, lets, out),
+                }
+                loop_depths(body, d + 1, lets, out);
+            }
+            Stmt::Break(_) | Stmt::Continue(_) | Stmt::Return(None, _) => {}
+        }
     }
 }
 

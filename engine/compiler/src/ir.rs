@@ -155,37 +155,57 @@ impl Expr {
 
 /// Calls `f` on every expression below `e`, `e` included, in evaluation order.
 pub fn walk_expr<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
+    walk_expr_in(e, f, None);
+}
+
+/// [`walk_expr`], except that the blocks of `if` and block expressions
+/// are not entered but handed back in `blocks` (for walks that must know
+/// which statements hold an expression).
+pub fn walk_expr_outside_blocks<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr), blocks: &mut Vec<&'a Block>) {
+    walk_expr_in(e, f, Some(blocks));
+}
+
+fn walk_expr_in<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr), mut blocks: Option<&mut Vec<&'a Block>>) {
     f(e);
+    let sub = |x: &'a Expr, f: &mut dyn FnMut(&'a Expr), blocks: &mut Option<&mut Vec<&'a Block>>| {
+        walk_expr_in(x, f, blocks.as_deref_mut())
+    };
+    let mut inner: [Option<&'a Block>; 2] = [None, None];
     match &e.kind {
         Kind::Int(_) | Kind::Bool(_) | Kind::Str(_) | Kind::Unit | Kind::Var(_) | Kind::This => {}
         Kind::Array(items) | Kind::And(items) | Kind::Or(items) | Kind::Interp(items) => {
-            items.iter().for_each(|x| walk_expr(x, f))
+            items.iter().for_each(|x| sub(x, f, &mut blocks))
         }
-        Kind::Map(items) => items.iter().for_each(|(_, x)| walk_expr(x, f)),
+        Kind::Map(items) => items.iter().for_each(|(_, x)| sub(x, f, &mut blocks)),
         Kind::Path(root, segs) => {
-            walk_expr(root, f);
+            sub(root, f, &mut blocks);
             for s in segs {
                 if let Seg::Index(i) = s {
-                    walk_expr(i, f);
+                    sub(i, f, &mut blocks);
                 }
             }
         }
-        Kind::Call { args, .. } => args.iter().for_each(|x| walk_expr(x, f)),
+        Kind::Call { args, .. } => args.iter().for_each(|x| sub(x, f, &mut blocks)),
         Kind::Method { recv, args, .. } => {
-            walk_expr(recv, f);
-            args.iter().for_each(|x| walk_expr(x, f));
+            sub(recv, f, &mut blocks);
+            args.iter().for_each(|x| sub(x, f, &mut blocks));
         }
         Kind::Binary(_, a, b) | Kind::In(a, b) => {
-            walk_expr(a, f);
-            walk_expr(b, f);
+            sub(a, f, &mut blocks);
+            sub(b, f, &mut blocks);
         }
-        Kind::Not(a) | Kind::Neg(a) => walk_expr(a, f),
+        Kind::Not(a) | Kind::Neg(a) => sub(a, f, &mut blocks),
         Kind::If(c, a, b) => {
-            walk_expr(c, f);
-            walk_block(a, f);
-            walk_block(b, f);
+            sub(c, f, &mut blocks);
+            inner = [Some(a), Some(b)];
         }
-        Kind::Block(b) => walk_block(b, f),
+        Kind::Block(b) => inner[0] = Some(b),
+    }
+    for b in inner.into_iter().flatten() {
+        match blocks.as_deref_mut() {
+            Some(out) => out.push(b),
+            None => walk_block(b, f),
+        }
     }
 }
 

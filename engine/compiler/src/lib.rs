@@ -525,4 +525,32 @@ mod tests {
         assert!(out.rust.contains(": Vec<i64> = "), "{}", out.rust);
         assert!(out.rust.contains(": [i64; 2] = "), "{}", out.rust);
     }
+
+    #[test]
+    fn elements_read_once_from_a_local_array_are_moved_not_copied() {
+        let out = compile(&facts(
+            r#"
+            fn setup() {
+                this.col = [0, 1];
+                this.row = [0, 0];
+                let moved = grid_place(this.col, this.row, 0, 2, 1);
+                this.col = moved[0];
+                this.row = moved[-1];
+                let twice = grid_compact(this.col, this.row);
+                this.a = twice[0];
+                this.b = twice[0];
+                let looped = grid_compact(this.col, this.row);
+                for i in 0..2 { this.c = looped[1]; }
+            }
+            "#,
+        ))
+        .expect("compiles");
+        let rust = &out.rust;
+        assert!(rust.contains("std::mem::take(&mut v0_moved[0])"), "{rust}");
+        // A negative index counts from the end.
+        assert!(rust.contains("std::mem::take(&mut v0_moved[1])"), "{rust}");
+        // Read twice, or once per turn of a loop: copied.
+        assert!(!rust.contains("take(&mut v1_twice"), "{rust}");
+        assert!(!rust.contains("take(&mut v2_looped"), "{rust}");
+    }
 }
