@@ -320,6 +320,23 @@ impl Game {
         picked
     }
 
+    /// [`Game::pick_legal`] then [`Game::apply_scratch`], in one step: the
+    /// step of random playouts and rollouts. `chosen` learns the action
+    /// and how many there were before the action is applied (so that a
+    /// record holds the step that failed). The listing leaves the rules'
+    /// context clean, so applying skips the checks and resets a step on its
+    /// own needs (the action is legal, the game is not over).
+    pub fn pick_and_apply_scratch(
+        &self,
+        state: &mut State,
+        pick: impl FnOnce(usize) -> usize,
+        chosen: impl FnOnce(&Action, usize),
+    ) -> Result<(), GameError> {
+        let (action, n) = self.pick_legal(state, pick)?;
+        chosen(&action, n);
+        self.attempt(state, None, |g, s| g.decide(s, action))
+    }
+
     /// Runs the current step's legal function, leaving its listing in
     /// `ctx.legal` for the caller to take (and clear).
     fn run_legal(&self, state: &mut State) -> Result<(), GameError> {
@@ -400,18 +417,22 @@ impl Game {
         if self.variant.actions.get(action.kind as usize).is_none() {
             return Err(GameError::Rules(format!("no action kind {}", action.kind)));
         }
-        self.transaction(state, backup, |g, s| {
-            g.note_decision(s);
-            s.history.push(Step::Decision(action));
-            g.run(
-                s,
-                Entry::Apply {
-                    kind: action.kind,
-                    values: action.values(),
-                },
-            )?;
-            g.settle(s)
-        })
+        self.transaction(state, backup, |g, s| g.decide(s, action))
+    }
+
+    /// A decision's work: noted, kept in the history, applied by the
+    /// rules, settled.
+    fn decide(&self, state: &mut State, action: Action) -> Result<(), GameError> {
+        self.note_decision(state);
+        state.history.push(Step::Decision(action));
+        self.run(
+            state,
+            Entry::Apply {
+                kind: action.kind,
+                values: action.values(),
+            },
+        )?;
+        self.settle(state)
     }
 
     /// The possible outcomes of the pending chance event, with probabilities.
@@ -958,6 +979,19 @@ impl Game {
             Backup::None => None,
         };
         self.reset_ctx();
+        self.attempt(state, saved, f)
+    }
+
+    /// [`Game::transaction`] past its checks, on a clean context: runs
+    /// `f`, and on error restores `saved` (when given) and forgets queued
+    /// requests.
+    #[inline]
+    fn attempt(
+        &self,
+        state: &mut State,
+        saved: Option<State>,
+        f: impl Fn(&Game, &mut State) -> Result<(), GameError>,
+    ) -> Result<(), GameError> {
         let told = self.ctx.borrow().narration.len();
         let r = f(self, state);
         if r.is_ok() {
@@ -966,6 +1000,20 @@ impl Game {
             }
             return r;
         }
+        self.failed(state, saved, told, r, f)
+    }
+
+    /// The error path of [`Game::attempt`], out of line.
+    #[cold]
+    #[inline(never)]
+    fn failed(
+        &self,
+        state: &mut State,
+        saved: Option<State>,
+        told: usize,
+        r: Result<(), GameError>,
+        f: impl Fn(&Game, &mut State) -> Result<(), GameError>,
+    ) -> Result<(), GameError> {
         let restored = saved.is_some();
         if let Some(saved) = saved {
             *state = saved;
@@ -1098,8 +1146,11 @@ impl Game {
     /// Carries out queued requests until the state waits for a decision or
     /// chance, or the game is over.
     fn settle(&self, state: &mut State) -> Result<(), GameError> {
+        let mut exhausted = true;
         for _ in 0..MAX_TRANSITIONS {
-            if self.variant.last_standing && state.core.seats > 1 && !state.is_terminal() {
+            // While nobody is out (the usual case) at least two are in play.
+            let someone_out = || state.core.out.contains(&true);
+            if self.variant.last_standing && someone_out() && state.core.seats > 1 && !state.is_terminal() {
                 let mut in_play = (0..state.core.seats).filter(|&s| !state.core.out[s]);
                 match (in_play.next(), in_play.next()) {
                     (None, _) => state.core.status.0 = Status::Draw,
@@ -1126,6 +1177,7 @@ impl Game {
             } else if let Some(step) = enter {
                 self.enter_step(state, step)?;
             } else {
+                exhausted = false;
                 break;
             }
         }
@@ -1138,7 +1190,8 @@ impl Game {
                 )
             })));
         }
-        if self.ctx.borrow().enter.is_some() || self.ctx.borrow().end_turn {
+        // Stopped by the limit with a change of step still asked for.
+        if exhausted && (self.ctx.borrow().enter.is_some() || self.ctx.borrow().end_turn) {
             return Err(GameError::Rules(format!(
                 "more than {MAX_TRANSITIONS} step changes in one action: do the steps loop?"
             )));

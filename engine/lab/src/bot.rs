@@ -531,13 +531,14 @@ impl MctsBot {
                 break;
             }
             let rng = &mut self.rng;
-            let Ok((a, _)) = game.pick_legal(s, |n| rng::below(rng, n as u32) as usize) else {
-                break;
-            };
-            if game.apply_scratch(s, a).is_err() {
-                return Ok(None);
+            let mut picked = false;
+            let stepped = game.pick_and_apply_scratch(s, |n| rng::below(rng, n as u32) as usize, |_, _| picked = true);
+            match (stepped, picked) {
+                (Ok(()), _) => depth += 1,
+                // No legal action to pick: score the state as it is.
+                (Err(_), false) => break,
+                (Err(_), true) => return Ok(None),
             }
-            depth += 1;
         }
         resolve_chance(game, s, &mut self.rng);
         // A node just expanded is worth its best child, for the seat to move there.

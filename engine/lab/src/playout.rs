@@ -79,13 +79,17 @@ pub fn random_playout<R: rand::Rng + ?Sized>(
                     return Ok(counts);
                 }
                 // Only the chosen action is built: the list stays factored.
-                let (a, n) = game.pick_legal(state, |n| rng::below(rng, n as u32) as usize)?;
-                counts.legal_actions += n as u64;
-                counts.legal_max = counts.legal_max.max(n as u64);
-                if let Some(r) = record.as_deref_mut() {
-                    r.decision(seat, game.action_text(&a));
-                }
-                game.apply_scratch(state, a)?;
+                game.pick_and_apply_scratch(
+                    state,
+                    |n| rng::below(rng, n as u32) as usize,
+                    |a, n| {
+                        counts.legal_actions += n as u64;
+                        counts.legal_max = counts.legal_max.max(n as u64);
+                        if let Some(r) = record.as_deref_mut() {
+                            r.decision(seat, game.action_text(a));
+                        }
+                    },
+                )?;
                 counts.decisions += 1;
             }
         }
