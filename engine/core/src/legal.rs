@@ -36,6 +36,21 @@ enum Segment {
     Product { kind: u16, first: u32, n: u8, count: usize },
 }
 
+/// One domain of a product: `count` choices of `width` numbers each,
+/// back to back in `values` from `values_at`. A domain still being given,
+/// or one whose choices differ in width, also has each choice's start in
+/// `starts` from `starts_at` (the product's scratch; see `Legal::starts`).
+#[derive(Clone, Copy, Debug)]
+struct Domain {
+    values_at: u32,
+    count: u32,
+    width: u32,
+    starts_at: u32,
+}
+
+/// `Domain::starts_at` of a domain of one width: no starts.
+const UNIFORM: u32 = u32::MAX;
+
 /// The legal actions of one listing, in the rules' order.
 #[derive(Clone, Debug, Default)]
 pub struct Legal {
@@ -43,19 +58,18 @@ pub struct Legal {
     singles: Vec<Action>,
     /// The numbers of every choice of every product, in order.
     values: Vec<i64>,
-    /// Per choice: where its numbers start in `values`.
+    /// Every product's domains, in order.
+    domains: Vec<Domain>,
+    /// Where each choice given one at a time starts in `values`, for the
+    /// product being built only: a kept product's domains all have one
+    /// width (a product whose choices differ in width cannot fit its
+    /// template), so they need no starts.
     starts: Vec<u32>,
-    /// Per domain: where its choices start in `starts` (the choices of
-    /// domain `d` are `starts[domains[d]..domains[d + 1]]`).
-    domains: Vec<u32>,
-    /// Buffer lengths up to the last finished product: a product being
-    /// built lies beyond them and is dropped if it is not finished.
-    kept: (usize, usize, usize),
+    /// Buffer lengths up to the last finished product (`values`,
+    /// `domains`): a product being built lies beyond them and is dropped if
+    /// it is not finished.
+    kept: (usize, usize),
     len: usize,
-    /// The product being built got some choice one at a time, so its
-    /// domains' choices may differ in width (choices given in bulk, see
-    /// [`Legal::push_choices`], have one width by construction).
-    ragged: bool,
 }
 
 impl Legal {
@@ -64,11 +78,10 @@ impl Legal {
         self.segments.clear();
         self.singles.clear();
         self.values.clear();
-        self.starts.clear();
         self.domains.clear();
-        self.kept = (0, 0, 0);
+        self.starts.clear();
+        self.kept = (0, 0);
         self.len = 0;
-        self.ragged = false;
     }
 
     /// Number of legal actions.
@@ -178,12 +191,19 @@ impl Legal {
     }
 
     fn choices(&self, domain: usize) -> usize {
-        (self.domains[domain + 1] - self.domains[domain]) as usize
+        self.domains[domain].count as usize
     }
 
     fn choice(&self, domain: usize, k: usize) -> &[i64] {
-        let c = self.domains[domain] as usize + k;
-        &self.values[self.starts[c] as usize..self.starts[c + 1] as usize]
+        let d = self.domains[domain];
+        let (from, to) = if d.starts_at == UNIFORM {
+            let from = d.values_at as usize + k * d.width as usize;
+            (from, from + d.width as usize)
+        } else {
+            let c = d.starts_at as usize + k;
+            (self.starts[c] as usize, self.starts[c + 1] as usize)
+        };
+        &self.values[from..to]
     }
 
     /// Combination `k` of a product: the last domain varies fastest.
@@ -265,24 +285,32 @@ impl Legal {
 
     /// Starts a product (dropping one that was started and not finished).
     pub(crate) fn start_product(&mut self) {
-        let (v, s, d) = self.kept;
+        let (v, d) = self.kept;
         self.values.truncate(v);
-        self.starts.truncate(s);
         self.domains.truncate(d);
-        self.ragged = false;
+        self.starts.clear();
     }
 
     /// Starts the next domain of the product being built.
     #[inline]
     pub(crate) fn start_domain(&mut self) {
-        self.domains.push(self.starts.len() as u32);
+        self.close_domain();
+        self.domains.push(Domain {
+            values_at: self.values.len() as u32,
+            count: 0,
+            width: 0,
+            starts_at: UNIFORM,
+        });
     }
 
-    /// Adds a choice of numbers to the current domain.
+    /// Adds a choice of numbers to the current domain (more may follow
+    /// with [`Legal::push_value`]).
     #[inline]
     pub(crate) fn push_choice(&mut self, numbers: &[i64]) {
-        self.ragged = true;
-        self.starts.push(self.values.len() as u32);
+        let at = self.values.len() as u32;
+        let d = self.current_with_starts();
+        d.count += 1;
+        self.starts.push(at);
         // Choices are one or two numbers: pushed one by one, inline.
         for &n in numbers {
             self.values.push(n);
@@ -299,14 +327,65 @@ impl Legal {
         let Some(n) = numbers.len().checked_div(width) else {
             return;
         };
-        let base = self.values.len() as u32;
-        self.starts.extend((0..n as u32).map(|i| base + i * width as u32));
-        self.values.extend_from_slice(&numbers[..n * width]);
+        let d = self.domains.last_mut().expect("a domain was started");
+        if d.starts_at == UNIFORM && (d.count == 0 || d.width as usize == width) {
+            d.width = width as u32;
+            d.count += n as u32;
+            self.values.extend_from_slice(&numbers[..n * width]);
+            return;
+        }
+        self.push_choices_one_by_one(width, &numbers[..n * width]);
+    }
+
+    /// [`Legal::push_choices`] into a domain that already has choices of
+    /// another width, or given one by one: never for compiled rules, which
+    /// give a domain in one piece.
+    #[cold]
+    fn push_choices_one_by_one(&mut self, width: usize, numbers: &[i64]) {
+        for choice in numbers.chunks_exact(width) {
+            self.push_choice(choice);
+        }
     }
 
     /// Appends a number to the last choice started.
     pub(crate) fn push_value(&mut self, v: i64) {
         self.values.push(v);
+    }
+
+    /// The current domain, its choices so far given starts (they are
+    /// about to be joined by a choice whose width is not known yet).
+    fn current_with_starts(&mut self) -> &mut Domain {
+        let d = self.domains.last_mut().expect("a domain was started");
+        if d.starts_at == UNIFORM {
+            d.starts_at = self.starts.len() as u32;
+            let (at, width) = (d.values_at, d.width);
+            self.starts.extend((0..d.count).map(|k| at + k * width));
+        }
+        self.domains.last_mut().expect("a domain was started")
+    }
+
+    /// Ends the current domain, if any: its choices given one at a time
+    /// get their end mark, and lose their starts when they all have one
+    /// width (the usual case). A kept product's domains, and domains
+    /// given in bulk, have no starts: nothing to do.
+    #[inline]
+    fn close_domain(&mut self) {
+        if self.domains.last().is_some_and(|d| d.starts_at != UNIFORM) {
+            self.close_domain_with_starts();
+        }
+    }
+
+    fn close_domain_with_starts(&mut self) {
+        let d = self.domains.last_mut().expect("checked by the caller");
+        let at = d.starts_at as usize;
+        self.starts.push(self.values.len() as u32);
+        let starts = &self.starts[at..];
+        let width = starts.get(1).map_or(0, |&s1| s1 - starts[0]);
+        if starts.windows(2).all(|w| w[1] - w[0] == width) {
+            d.width = width;
+            d.starts_at = UNIFORM;
+            self.starts.truncate(at);
+        }
     }
 
     /// Finishes the product being built as action kind `kind` whose
@@ -315,15 +394,12 @@ impl Legal {
     /// (`collecting` false) a product of no combinations is harmless and
     /// any other is [`NOT_COLLECTING`].
     pub(crate) fn finish_product(&mut self, kind: u16, template: &Template, collecting: bool) -> Result<(), String> {
-        let first = self.kept.2;
+        self.close_domain();
+        let first = self.kept.1;
         let n = self.domains.len() - first;
-        // Close the last domain and the last choice: each product keeps
-        // its own end marks, so the next one starts after them.
-        self.domains.push(self.starts.len() as u32);
-        self.starts.push(self.values.len() as u32);
         let kept = self.commit(kind, template, first, n, collecting);
         if matches!(kept, Ok(true)) {
-            self.kept = (self.values.len(), self.starts.len(), self.domains.len());
+            self.kept = (self.values.len(), self.domains.len());
         } else {
             self.start_product();
         }
@@ -341,8 +417,8 @@ impl Legal {
         collecting: bool,
     ) -> Result<bool, String> {
         let mut count = 1usize;
-        for d in first..first + n {
-            count = count.saturating_mul(self.choices(d));
+        for d in &self.domains[first..] {
+            count = count.saturating_mul(d.count as usize);
         }
         if count == 0 {
             return Ok(false);
@@ -353,7 +429,7 @@ impl Legal {
         if self.len.saturating_add(count) > MAX_LEGAL {
             return self.grow(count).map(|()| false);
         }
-        if n <= MAX_ARGS && self.fits(template, first, n) {
+        if n <= MAX_ARGS && self.fits(template, first) {
             self.grow(count)?;
             self.segments.push(Segment::Product {
                 kind,
@@ -368,24 +444,22 @@ impl Legal {
 
     /// True when every combination fits the template: each domain's
     /// choices have one width, the widths add up to the template's arity,
-    /// and every number fits the slot it fills.
-    fn fits(&self, template: &Template, first: usize, n: usize) -> bool {
-        // Read domain by domain off the flat buffers (every product ends
-        // with a closing mark in `starts`, so a domain's last choice has
-        // its end): this runs once per `add_all` of every listing.
+    /// and every number fits the slot it fills. Runs once per `add_all`
+    /// of every listing.
+    fn fits(&self, template: &Template, first: usize) -> bool {
         let bounds = template.bounds();
         let mut slot = 0;
-        for d in first..first + n {
-            let starts = &self.starts[self.domains[d] as usize..=self.domains[d + 1] as usize];
-            let width = (starts[1] - starts[0]) as usize;
-            if self.ragged && starts.windows(2).any(|w| (w[1] - w[0]) as usize != width) {
+        for d in &self.domains[first..] {
+            let width = d.width as usize;
+            if d.starts_at != UNIFORM {
                 return false;
             }
             let Some(slots) = bounds.get(slot..slot + width) else {
                 return false;
             };
-            let numbers = &self.values[starts[0] as usize..starts[starts.len() - 1] as usize];
-            if width > 0 && !numbers.chunks_exact(width).all(|c| within(c, slots)) {
+            let at = d.values_at as usize;
+            let numbers = &self.values[at..at + d.count as usize * width];
+            if !all_within(numbers, slots) {
                 return false;
             }
             slot += width;
@@ -424,6 +498,29 @@ impl Legal {
                 index[pos] = 0;
             }
         }
+    }
+}
+
+/// Whether every choice of `slots.len()` numbers in `numbers` (back to
+/// back) fits the slots' bounds: [`within`] per choice, with the common
+/// widths (a number, a pair) unrolled. This is the hot part of checking a
+/// product: it reads every number of every domain.
+fn all_within(numbers: &[i64], slots: &[(i64, i64)]) -> bool {
+    // One unsigned comparison per bound: `v - lo` wraps to a huge number
+    // below `lo`. Only for bounds that are not empty.
+    let span = |(lo, hi): (i64, i64)| (lo <= hi).then(|| (lo, hi.wrapping_sub(lo) as u64));
+    let fits = |v: i64, (lo, span): (i64, u64)| v.wrapping_sub(lo) as u64 <= span;
+    match *slots {
+        [] => true,
+        [a] => match span(a) {
+            Some(a) => numbers.iter().all(|&v| fits(v, a)),
+            None => numbers.is_empty(),
+        },
+        [a, b] => match (span(a), span(b)) {
+            (Some(a), Some(b)) => numbers.chunks_exact(2).all(|c| fits(c[0], a) & fits(c[1], b)),
+            _ => numbers.is_empty(),
+        },
+        _ => numbers.chunks_exact(slots.len()).all(|c| within(c, slots)),
     }
 }
 
@@ -594,5 +691,36 @@ mod tests {
         let mut legal = Legal::default();
         let e = product(&mut legal, 0, &t, &[&refs, &refs]).unwrap_err();
         assert!(e.contains("more than"), "{e}");
+    }
+
+    #[test]
+    fn the_unrolled_bound_check_agrees_with_the_plain_one() {
+        let edges = [i64::MIN, i64::MIN + 1, -3, -1, 0, 1, 2, 5, i64::MAX - 1, i64::MAX];
+        let bounds = [
+            (0, 2),
+            (-1, 1),
+            (0, i64::MAX),
+            (i64::MIN, i64::MAX),
+            (3, 2),
+            (5, 5),
+            (i64::MIN, 0),
+        ];
+        for &a in &bounds {
+            for &b in &bounds {
+                for width in 1..=3 {
+                    let slots = &[a, b, (0, 3)][..width];
+                    // Every choice of `width` edge values, alone and after a fitting one.
+                    for (i, &x) in edges.iter().enumerate() {
+                        let y = edges[(i * 7 + 3) % edges.len()];
+                        let one: Vec<i64> = [x, y, x].into_iter().take(width).collect();
+                        let fit: Vec<i64> = slots.iter().map(|s| s.0).collect();
+                        for numbers in [one.clone(), [fit.clone(), one].concat(), fit] {
+                            let plain = numbers.chunks_exact(width).all(|c| within(c, slots));
+                            assert_eq!(all_within(&numbers, slots), plain, "{numbers:?} in {slots:?}");
+                        }
+                    }
+                }
+            }
+        }
     }
 }
