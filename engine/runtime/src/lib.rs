@@ -733,7 +733,8 @@ impl<C: CompiledRules> Compiled<C> {
     /// The typed script data inside `data`.
     fn this_mut<'d>(&self, data: &'d mut Data) -> Result<&'d mut C::This, ScriptError> {
         let this = match data {
-            Data::Native(n) => n.as_any_mut().downcast_mut::<Native<C::This>>(),
+            // Upcast, not `as_any_mut`: one virtual call per rule call, not two.
+            Data::Native(n) => (&mut **n as &mut dyn std::any::Any).downcast_mut::<Native<C::This>>(),
             Data::Script(_) => None,
         };
         match this {
@@ -744,6 +745,7 @@ impl<C: CompiledRules> Compiled<C> {
 
     /// Runs an entry point that only acts (a query's reply is dropped):
     /// nearly every call of a playout, with no reply to convert.
+    #[inline]
     fn acted(&self, entry: Entry<'_>, this: &mut C::This, rt: &mut Rt<'_>) -> Result<(), ScriptError> {
         let r = &self.rules;
         let done = match entry {
