@@ -241,8 +241,10 @@ impl fmt::Display for ScriptError {
 /// A request the game could not honour. The state is left as it was.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum GameError {
+    /// Boxed: every step returns a `Result<(), GameError>` through several
+    /// layers, and an unboxed script error made it 120 bytes.
     #[error(transparent)]
-    Script(#[from] ScriptError),
+    Script(Box<ScriptError>),
     #[error("'{}' is not legal now; legal: {}", clip(.text), list(.legal))]
     Illegal { text: String, legal: Vec<String> },
     #[error("'{}' is not an action of this game; expected one of: {}", clip(.text), list(.legal))]
@@ -263,6 +265,16 @@ pub enum GameError {
     /// legal action). This is a bug in the variant, not in the input.
     #[error("rule set error: {0}")]
     Rules(String),
+}
+
+impl From<ScriptError> for GameError {
+    // Out of line: the hot paths that convert (every rule call) only pass
+    // the success through.
+    #[cold]
+    #[inline(never)]
+    fn from(e: ScriptError) -> GameError {
+        GameError::Script(Box::new(e))
+    }
 }
 
 /// How many characters of a designer's or player's text a message echoes.
