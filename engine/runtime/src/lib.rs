@@ -745,7 +745,9 @@ impl<C: CompiledRules> Compiled<C> {
 
     /// Runs an entry point that only acts (a query's reply is dropped):
     /// nearly every call of a playout, with no reply to convert.
-    #[inline]
+    // Always: left to itself, the compiler kept this match out of line,
+    // a call per rule call (1.3% of a playout's instructions).
+    #[inline(always)]
     fn acted(&self, entry: Entry<'_>, this: &mut C::This, rt: &mut Rt<'_>) -> Result<(), ScriptError> {
         let r = &self.rules;
         let done = match entry {
