@@ -887,7 +887,9 @@ impl<'a> Emit<'a> {
         let vt = self.t.expr_ty[value.id];
         let mut out = String::from("{ ");
         let nv = self.tmp();
+        let value_at = out.len();
         let _ = write!(out, "let {nv} = {vcode}; ");
+        let value_end = out.len();
         let (root, segs): (&Expr, &[Seg]) = match &place.kind {
             Kind::Path(root, segs) => (root, segs),
             _ => (place, &[]),
@@ -915,7 +917,9 @@ impl<'a> Emit<'a> {
             }
         };
         let v2 = self.tmp();
+        let new_at = out.len();
         let _ = write!(out, "let {v2} = {new_value}; ");
+        let new_end = out.len();
         if segs.is_empty() {
             let target = match &root.kind {
                 Kind::This => "*this".to_string(),
@@ -937,11 +941,29 @@ impl<'a> Emit<'a> {
             },
         };
         let at = self.at(pos);
+        // `this.list = []` empties the vector in place: its allocation is
+        // kept for the pushes that usually follow (a turn's locks, say).
+        let emptied = op.is_none()
+            && matches!(&value.kind, Kind::Array(items) if items.is_empty())
+            && matches!(self.shape(pt), Shape::Arr(_))
+            && self.fixed_len(pt).is_none();
         match (self.shape(parent_ty), key) {
             (Shape::Rec(_), Some(k)) => {
                 let r = self.rec_info(parent_ty);
                 let (_, id, _, always) = self.recs[&r].fields.iter().find(|f| f.0 == k).cloned().expect("field");
-                if always {
+                if emptied {
+                    // The empty literal is not built (nor could its element
+                    // type be told from it alone).
+                    out.replace_range(new_at..new_end, "");
+                    out.replace_range(value_at..value_end, "");
+                    let _ = match always {
+                        true => write!(out, "({parent}).{id}.clear(); }}"),
+                        false => write!(
+                            out,
+                            "match &mut ({parent}).{id} {{ Some(__v) => __v.clear(), __slot => *__slot = Some(Vec::new()) }} }}"
+                        ),
+                    };
+                } else if always {
                     let _ = write!(out, "({parent}).{id} = {v2}; }}");
                 } else {
                     let _ = write!(out, "({parent}).{id} = Some({v2}); }}");

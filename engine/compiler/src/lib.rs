@@ -553,4 +553,30 @@ mod tests {
         assert!(!rust.contains("take(&mut v1_twice"), "{rust}");
         assert!(!rust.contains("take(&mut v2_looped"), "{rust}");
     }
+
+    #[test]
+    fn a_vector_assigned_an_empty_literal_is_emptied_in_place() {
+        let out = compile(&facts(
+            r#"
+            fn setup() {
+                this.seen = [1];
+                this.seen = [];
+                this.seen.push(2);
+                let m = #{ list: [3] };
+                m.list = [];
+                this.n = m.list.len();
+                let pair = [4, 5];
+                this.pairs = [pair];
+                this.pairs[0] = [];
+            }
+            "#,
+        ))
+        .expect("compiles");
+        let rust = &out.rust;
+        assert!(rust.contains("f_seen { Some(__v) => __v.clear()"), "{rust}");
+        assert!(rust.contains("(&mut v0_m).f_list { Some(__v) => __v.clear()"), "{rust}");
+        // An element of an array is replaced, not emptied.
+        assert!(!rust.contains("f_pairs { Some(__v) => __v.clear()"), "{rust}");
+        assert!(rust.contains("vec![] }"), "{rust}");
+    }
 }
