@@ -56,7 +56,10 @@ pub fn place(cols: &mut [i64], rows: &mut [i64], mover: usize, c: i64, r: i64) -
     }
 }
 
-/// The fast path for boards of up to [`SMALL`] pieces.
+/// The fast path for boards of up to [`SMALL`] pieces. Every function is
+/// `#[inline]`: compiled rules build with incremental codegen units, and
+/// only inline functions are inlined across them (a call to a two-line
+/// helper cost more than the helper).
 mod small {
     use super::SMALL;
 
@@ -64,6 +67,7 @@ mod small {
     type Pieces = u32;
 
     /// The pieces of a set, lowest index first.
+    #[inline]
     fn each_piece(set: Pieces) -> impl Iterator<Item = usize> {
         let mut rest = set;
         std::iter::from_fn(move || {
@@ -76,6 +80,7 @@ mod small {
     }
 
     /// The pieces in play (column not negative).
+    #[inline]
     fn present(cols: &[i64]) -> Pieces {
         let mut set = 0;
         for (i, &c) in cols.iter().enumerate() {
@@ -94,39 +99,42 @@ mod small {
         of: [u8; SMALL],
         /// One piece per distinct value: the first that has it.
         firsts: Pieces,
+        /// How many distinct values there are (counted as found: the
+        /// target has no population-count instruction).
+        count: i64,
     }
 
     impl Ranks {
+        #[inline]
         fn new(values: &[i64], set: Pieces) -> Ranks {
-            let mut firsts = 0;
+            let (mut firsts, mut count) = (0, 0);
             for i in each_piece(set) {
                 if !each_piece(firsts).any(|j| values[j] == values[i]) {
                     firsts |= 1 << i;
+                    count += 1;
                 }
             }
             let mut of = [0; SMALL];
             for i in each_piece(set) {
                 of[i] = Ranks::below(values, firsts, values[i]) as u8;
             }
-            Ranks { of, firsts }
+            Ranks { of, firsts, count }
         }
 
         /// How many distinct values lie below `x`.
+        #[inline]
         fn below(values: &[i64], firsts: Pieces, x: i64) -> usize {
             each_piece(firsts).filter(|&j| values[j] < x).count()
         }
 
-        /// How many distinct values there are.
-        fn count(&self) -> i64 {
-            self.firsts.count_ones() as i64
-        }
-
+        #[inline]
         fn rank(&self, i: usize) -> i64 {
             self.of[i] as i64
         }
 
         /// The doubled coordinate that rebuilds `x` among the set: in line
         /// with a value it shares, else a new line before the next one.
+        #[inline]
         fn slot_of(&self, values: &[i64], x: i64) -> i64 {
             let shared = each_piece(self.firsts).any(|j| values[j] == x);
             2 * Ranks::below(values, self.firsts, x) as i64 + shared as i64
@@ -146,6 +154,7 @@ mod small {
     }
 
     impl Frame {
+        #[inline]
         fn new(cols: &[i64], rows: &[i64], mover: Option<usize>) -> Frame {
             // The mover's slot first: its index is checked here, before it
             // is used as a bit.
@@ -173,27 +182,48 @@ mod small {
         }
 
         /// The largest doubled column and row.
+        #[inline]
         fn bounds(&self) -> (i64, i64) {
-            (2 * self.cols.count(), 2 * self.rows.count())
+            (2 * self.cols.count, 2 * self.rows.count)
         }
 
         /// Whether the mover may go to doubled slot `(c, r)`: inside the
         /// bounds, not another piece's cell, not where it already is.
+        #[inline]
         fn is_free(&self, c: i64, r: i64) -> bool {
             let (c_max, r_max) = self.bounds();
             let inside = (0..=c_max).contains(&c) && (0..=r_max).contains(&r);
             inside && self.is_free_inside(c, r)
         }
 
-        /// [`Frame::is_free`] for a slot known to be inside the bounds (the
-        /// listing's loop runs over exactly those).
+        /// [`Frame::is_free`] for a slot known to be inside the bounds.
         #[inline]
         fn is_free_inside(&self, c: i64, r: i64) -> bool {
-            let taken = c % 2 == 1 && r % 2 == 1 && self.taken[(c / 2) as usize] & (1 << (r / 2)) != 0;
-            !taken && self.current != Some((c, r))
+            self.blocked_in(c) & (1 << r) == 0
+        }
+
+        /// The slots of doubled column `c` (inside the bounds) the mover may
+        /// not take, as bits by doubled row: the other pieces' cells (odd
+        /// columns and rows only) and its own slot. One mask per column
+        /// keeps the listing's inner loop to a bit test per slot.
+        #[inline]
+        fn blocked_in(&self, c: i64) -> u64 {
+            let mut blocked = 0u64;
+            if c % 2 == 1 {
+                let mut rows = self.taken[(c / 2) as usize];
+                while rows != 0 {
+                    blocked |= 2 << (2 * rows.trailing_zeros());
+                    rows &= rows - 1;
+                }
+            }
+            match self.current {
+                Some((cc, cr)) if cc == c => blocked | 1 << cr,
+                _ => blocked,
+            }
         }
     }
 
+    #[inline]
     pub fn compact(cols: &mut [i64], rows: &mut [i64]) {
         let set = present(cols);
         let (cs, rs) = (Ranks::new(cols, set), Ranks::new(rows, set));
@@ -203,12 +233,14 @@ mod small {
         }
     }
 
+    #[inline]
     pub fn for_each_slot(cols: &[i64], rows: &[i64], mover: Option<usize>, mut each: impl FnMut(i64, i64)) {
         let f = Frame::new(cols, rows, mover);
         let (c_max, r_max) = f.bounds();
         for c in 0..=c_max {
+            let blocked = f.blocked_in(c);
             for r in 0..=r_max {
-                if f.is_free_inside(c, r) {
+                if blocked & (1 << r) == 0 {
                     each(c, r);
                 }
             }
@@ -216,6 +248,7 @@ mod small {
     }
 
     /// `mover` is a piece (checked by the caller).
+    #[inline]
     pub fn place(cols: &mut [i64], rows: &mut [i64], mover: usize, c: i64, r: i64) -> bool {
         let f = Frame::new(cols, rows, Some(mover));
         if !f.is_free(c, r) {
