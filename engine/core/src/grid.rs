@@ -237,9 +237,11 @@ mod small {
     pub fn for_each_slot(cols: &[i64], rows: &[i64], mover: Option<usize>, mut each: impl FnMut(i64, i64)) {
         let f = Frame::new(cols, rows, mover);
         let (c_max, r_max) = f.bounds();
-        for c in 0..=c_max {
+        // Half-open ranges: an inclusive one carries an "exhausted" flag
+        // through the loop.
+        for c in 0..c_max + 1 {
             let blocked = f.blocked_in(c);
-            for r in 0..=r_max {
+            for r in 0..r_max + 1 {
                 if blocked & (1 << r) == 0 {
                     each(c, r);
                 }
