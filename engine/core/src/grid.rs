@@ -138,8 +138,13 @@ mod small {
         /// with a value it shares, else a new line before the next one.
         #[inline]
         fn slot_of(&self, values: &[i64], x: i64) -> i64 {
-            let shared = each_piece(self.firsts).any(|j| values[j] == x);
-            2 * Ranks::below(values, self.firsts, x) as i64 + shared as i64
+            // One pass over the distinct values for both questions.
+            let (mut below, mut shared) = (0, false);
+            for j in each_piece(self.firsts) {
+                below += (values[j] < x) as i64;
+                shared |= values[j] == x;
+            }
+            2 * below + shared as i64
         }
     }
 
