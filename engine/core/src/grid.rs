@@ -8,9 +8,9 @@
 //! play have column `-1`.
 //!
 //! These run once per legal listing and per move in playouts, so boards of
-//! up to [`SMALL`] pieces (every shipped variant) take a fast path in
-//! [`small`]: sets of pieces as bitmasks, ranks counted without sorting,
-//! nothing allocated. Larger boards take the sorting code in [`general`].
+//! up to 16 pieces (every shipped variant) take a fast path (`small`):
+//! sets of pieces as bitmasks, ranks counted without sorting, nothing
+//! allocated. Larger boards take the sorting code (`general`).
 //! Both give the same results for every input (a property test checks it).
 
 /// The most pieces a board may have and still take the fast path.
@@ -281,17 +281,15 @@ mod small {
 }
 
 /// The code for boards of any size: sorted lists of distinct columns and
-/// rows, ranks by binary search.
+/// rows, ranks by binary search. Played only on boards of more than 16
+/// pieces; the tests also hold the fast path to it on small ones.
 mod general {
-    use smallvec::SmallVec;
-
-    /// Scratch lists of pieces: on the stack up to 16 pieces.
-    type Pieces<T> = SmallVec<[T; 16]>;
+    /// Scratch lists of pieces (heap lists: boards that come here do not
+    /// fit a small inline buffer).
+    type Pieces<T> = Vec<T>;
 
     /// Fills `cols_out` and `rows_out` with the sorted distinct columns and
-    /// rows of the pieces `keep` keeps (by index), in one pass. Scratch lists are filled in place
-    /// rather than returned: a returned `SmallVec` is copied whole (its inline
-    /// buffer), which cost more than the sorting.
+    /// rows of the pieces `keep` keeps (by index), in one pass.
     fn fill_ranks(
         cols_out: &mut Pieces<i64>,
         rows_out: &mut Pieces<i64>,
