@@ -30,11 +30,15 @@ pub const MAX_LEGAL: usize = 1 << 24;
 /// One stretch of the list: actions added one by one, or a product.
 #[derive(Clone, Copy, Debug)]
 enum Segment {
-    /// `singles[start..end]`.
+    /// `singles[start..end]`; the last segment's `end` is [`OPEN`] while
+    /// actions are added to it (it ends where `singles` ends).
     Singles { start: u32, end: u32 },
     /// Every combination of the domains `domains[first..first + n]`.
     Product { kind: u16, first: u32, n: u8, count: usize },
 }
+
+/// The `end` of a stretch of single actions still growing.
+const OPEN: u32 = u32::MAX;
 
 /// One domain of a product: `count` choices of `width` numbers each,
 /// back to back in `values` from `values_at`. A domain still being given,
@@ -70,6 +74,9 @@ pub struct Legal {
     /// it is not finished.
     kept: (usize, usize),
     len: usize,
+    /// The last segment is single actions, still [`OPEN`]: an `add` only
+    /// appends (no segment to look at), the hottest call of a listing.
+    open: bool,
 }
 
 impl Legal {
@@ -82,6 +89,7 @@ impl Legal {
         self.starts.clear();
         self.kept = (0, 0);
         self.len = 0;
+        self.open = false;
     }
 
     /// Number of legal actions.
@@ -101,7 +109,7 @@ impl Legal {
         for seg in &self.segments {
             match *seg {
                 Segment::Singles { start, end } => {
-                    let n = (end - start) as usize;
+                    let n = (self.end_of(end) - start) as usize;
                     if k < n {
                         return self.singles[start as usize + k];
                     }
@@ -123,7 +131,9 @@ impl Legal {
         out.reserve(self.len);
         for seg in &self.segments {
             match *seg {
-                Segment::Singles { start, end } => out.extend_from_slice(&self.singles[start as usize..end as usize]),
+                Segment::Singles { start, end } => {
+                    out.extend_from_slice(&self.singles[start as usize..self.end_of(end) as usize])
+                }
                 Segment::Product { kind, first, n, count } => {
                     self.expand_product(kind, first as usize, n as usize, count, out)
                 }
@@ -160,7 +170,7 @@ impl Legal {
         let mut skip = start;
         for seg in &self.segments {
             let n = match *seg {
-                Segment::Singles { start, end } => (end - start) as usize,
+                Segment::Singles { start, end } => (self.end_of(end) - start) as usize,
                 Segment::Product { count, .. } => count,
             };
             if skip >= n {
@@ -169,7 +179,7 @@ impl Legal {
             }
             match *seg {
                 Segment::Singles { start, end } => {
-                    out.extend_from_slice(&self.singles[start as usize + skip..end as usize])
+                    out.extend_from_slice(&self.singles[start as usize + skip..self.end_of(end) as usize])
                 }
                 Segment::Product {
                     kind,
@@ -188,6 +198,16 @@ impl Legal {
         let mut v = Vec::new();
         self.expand_into(&mut v);
         v
+    }
+
+    /// A stretch of single actions' end, [`OPEN`] read.
+    #[inline]
+    fn end_of(&self, end: u32) -> u32 {
+        if end == OPEN {
+            self.singles.len() as u32
+        } else {
+            end
+        }
     }
 
     fn choices(&self, domain: usize) -> usize {
@@ -241,32 +261,43 @@ impl Legal {
     #[inline]
     pub(crate) fn push(&mut self, action: Action) -> Result<(), String> {
         self.grow(1)?;
-        let at = self.singles.len() as u32;
+        self.open_singles();
         // One `push`, not a one-element `extend_from_slice`: this is the
         // hottest call of a listing, and the slice copy is a `memcpy` call.
         self.singles.push(action);
-        self.note_singles(at);
         Ok(())
     }
 
     /// Adds actions listed before (their values already checked).
     pub(crate) fn push_all(&mut self, actions: &[Action]) -> Result<(), String> {
         self.grow(actions.len())?;
-        let at = self.singles.len() as u32;
-        self.singles.extend_from_slice(actions);
-        self.note_singles(at);
+        if !actions.is_empty() {
+            self.open_singles();
+            self.singles.extend_from_slice(actions);
+        }
         Ok(())
     }
 
-    /// Records that `singles[at..]` were just added: the last segment
-    /// grows when they follow it, else they open a segment of their own.
+    /// Makes the last segment an open stretch of single actions.
     #[inline]
-    fn note_singles(&mut self, at: u32) {
-        let end = self.singles.len() as u32;
-        match self.segments.last_mut() {
-            Some(Segment::Singles { end: e, .. }) if *e == at => *e = end,
-            _ if at == end => {}
-            _ => self.segments.push(Segment::Singles { start: at, end }),
+    fn open_singles(&mut self) {
+        if !self.open {
+            self.segments.push(Segment::Singles {
+                start: self.singles.len() as u32,
+                end: OPEN,
+            });
+            self.open = true;
+        }
+    }
+
+    /// Ends the open stretch of single actions, if any, before another
+    /// segment.
+    fn close_singles(&mut self) {
+        if std::mem::take(&mut self.open) {
+            let end = self.singles.len() as u32;
+            if let Some(Segment::Singles { end: e, .. }) = self.segments.last_mut() {
+                *e = end;
+            }
         }
     }
 
@@ -431,6 +462,7 @@ impl Legal {
         }
         if n <= MAX_ARGS && self.fits(template, first) {
             self.grow(count)?;
+            self.close_singles();
             self.segments.push(Segment::Product {
                 kind,
                 first: first as u32,
@@ -721,6 +753,32 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn singles_around_products_and_failed_products_keep_their_order() {
+        let t = template("go {side} {int}");
+        let mut legal = Legal::default();
+        legal.push(Action::new(0, &[0, 1])).unwrap();
+        // A product that fails leaves the open stretch of singles open.
+        product(&mut legal, 1, &t, &[&[&[7]], &[&[1]]]).unwrap_err();
+        legal.push(Action::new(0, &[0, 2])).unwrap();
+        product(&mut legal, 1, &t, &[&[&[1], &[2]], &[&[5]]]).unwrap();
+        legal.push_all(&[]).unwrap();
+        legal.push(Action::new(0, &[0, 3])).unwrap();
+        let want = vec![
+            Action::new(0, &[0, 1]),
+            Action::new(0, &[0, 2]),
+            Action::new(1, &[1, 5]),
+            Action::new(1, &[2, 5]),
+            Action::new(0, &[0, 3]),
+        ];
+        assert_eq!(legal.to_vec(), want);
+        assert_eq!(legal.segments.len(), 3, "{:?}", legal.segments);
+        for (k, a) in want.iter().enumerate() {
+            assert_eq!(legal.get(k), *a);
+            assert_eq!(legal.tail_from(k), want[k..]);
         }
     }
 }
