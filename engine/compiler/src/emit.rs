@@ -600,6 +600,17 @@ impl<'a> Emit<'a> {
     fn for_loop(&mut self, var: VarId, counter: Option<VarId>, iter: &Iter, body: &Block, pos: Pos) -> String {
         let v = self.var(var);
         let tick = format!("rt.tick().at(F, FN, {}, {})?;", pos.line, pos.col);
+        // The loop variable borrows each element when copying it would
+        // allocate (a vector, a string, a record holding one) and nothing can tell the
+        // difference: the body writes neither the variable nor what is
+        // iterated (which is then iterated in place, below).
+        let borrows = match iter {
+            Iter::Array(a) => self.element_borrowed(var, a, body),
+            Iter::Range { .. } => false,
+        };
+        if borrows {
+            self.borrowed.insert(var);
+        }
         let body_code = self.block_value(body, None, pos);
         // `for (x, i) in ..`: the counter, where the script names one.
         let count = match counter {
@@ -642,7 +653,11 @@ impl<'a> Emit<'a> {
                     _ => self.dyn_ty(),
                 };
                 let vt = self.t.var_ty[self.cur][var];
-                if by_ref {
+                if borrows {
+                    let r = self.place_ref(a);
+                    let name = self.var_name(var);
+                    format!("for (__k, {name}) in ({r}).iter().enumerate() {{ {tick} {count} {body_code}; }}")
+                } else if by_ref {
                     let r = self.place_ref(a);
                     let take = if el_copy { "*__x" } else { "__x.clone()" };
                     let x = self.convert(take.into(), el, vt, pos);
@@ -658,6 +673,19 @@ impl<'a> Emit<'a> {
                 }
             }
         }
+    }
+
+    /// Can `for var in a { body }` borrow each element (see `for_loop`)?
+    fn element_borrowed(&mut self, var: VarId, a: &Expr, body: &Block) -> bool {
+        let at = self.t.expr_ty[a.id];
+        let Shape::Arr(el) = self.shape(at) else {
+            return false;
+        };
+        let vt = self.t.var_ty[self.cur][var];
+        // A copy of a plain record is a few moves, no cheaper to read
+        // through a reference: only what a copy allocates is borrowed.
+        let costly = !self.is_copy(el) && self.shape(el) != Shape::Dyn;
+        costly && a.is_place() && self.rty(el) == self.rty(vt) && !var_written(body, var) && !self.block_writes(body, a)
     }
 
     /// Might `body` write to the place `a` (or need `this` mutably while

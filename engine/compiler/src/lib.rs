@@ -579,4 +579,38 @@ mod tests {
         assert!(!rust.contains("f_pairs { Some(__v) => __v.clear()"), "{rust}");
         assert!(rust.contains("vec![] }"), "{rust}");
     }
+
+    #[test]
+    fn a_loop_borrows_elements_that_a_copy_would_allocate() {
+        let out = compile(&facts(
+            r#"
+            fn count(names) {
+                let n = 0;
+                for name in names { if name == "x" { n += 1; } }
+                for name in names { name += "!"; n += name.len(); }
+                n
+            }
+            fn total() {
+                let n = 0;
+                for l in this.lists { n += l.len(); }
+                n
+            }
+            fn setup() {
+                this.names = ["x", "y"];
+                this.lists = [[1], [2, 3]];
+                this.n = count(this.names) + total();
+                for l in this.lists { this.n += l.len(); }
+            }
+            "#,
+        ))
+        .expect("compiles");
+        let rust = &out.rust;
+        // Read only: borrowed.
+        assert!(rust.contains("for (__k, v2_name) in"), "{rust}");
+        assert!(rust.contains("for (__k, v1_l) in"), "{rust}");
+        // Written in the loop, or `this` written while it iterates a part
+        // of `this`: copied.
+        assert!(!rust.contains("for (__k, v3_name) in"), "{rust}");
+        assert!(!rust.contains("for (__k, v0_l) in"), "{rust}");
+    }
 }
