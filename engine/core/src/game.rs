@@ -323,9 +323,10 @@ impl Game {
     /// [`Game::pick_legal`] then [`Game::apply_scratch`], in one step: the
     /// step of random playouts and rollouts. `chosen` learns the action
     /// and how many there were before the action is applied (so that a
-    /// record holds the step that failed). The listing leaves the rules'
-    /// context clean, so applying skips the checks and resets a step on its
-    /// own needs (the action is legal, the game is not over).
+    /// record holds the step that failed). Applying skips the
+    /// transaction's checks and its reset of the rules' context: the
+    /// listing has just left the context clean, the game not over and the
+    /// action legal.
     pub fn pick_and_apply_scratch(
         &self,
         state: &mut State,
