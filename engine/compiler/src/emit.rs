@@ -1722,8 +1722,21 @@ impl<'a> Emit<'a> {
         };
         let mut lets = String::new();
         let mut doms = Vec::new();
-        for d in items {
+        for (i, d) in items.iter().enumerate() {
             let t = self.t.expr_ty[d.id];
+            // `at_least(values, min)` as the last domain: its indices go to
+            // the product as they are found, with no list in between (read
+            // where the call is, after every other domain, as before).
+            if let (Kind::Call { args, .. }, true) = (&d.kind, i + 1 == items.len()) {
+                if matches!(self.t.callee.get(&d.id), Some(Callee::Native(n)) if n == "at_least") {
+                    let int = self.int_ty();
+                    let (more, n) = self.args(&args[1..], &[Some(int)]);
+                    lets.push_str(&more);
+                    let r = self.ref_of(&args[0]);
+                    doms.push(format!("Domain::AtLeast({r}, {})", n[0]));
+                    continue;
+                }
+            }
             let name = self.tmp();
             let literal_ints =
                 matches!((&d.kind, self.shape(t)), (Kind::Array(_), Shape::Arr(el)) if self.shape(el) == Shape::Int);

@@ -613,4 +613,30 @@ mod tests {
         assert!(!rust.contains("for (__k, v3_name) in"), "{rust}");
         assert!(!rust.contains("for (__k, v0_l) in"), "{rust}");
     }
+
+    #[test]
+    fn at_least_as_the_last_domain_of_add_all_builds_no_list() {
+        let mut f = facts(
+            r#"
+            fn setup() { this.power = [0, 2, 1]; }
+            fn pick_legal() {
+                add_all("pay", [at_least(this.power, 1)]);
+                add_all("two", [at_least(this.power, 1), [0, 1]]);
+            }
+            "#,
+        );
+        f.actions = [("pay", 1), ("two", 2)]
+            .map(|(name, arity)| ActionFacts {
+                name: name.into(),
+                apply: format!("do_{name}"),
+                arity,
+            })
+            .to_vec();
+        let out = compile(&f).expect("compiles");
+        let rust = &out.rust;
+        assert!(rust.contains("Domain::AtLeast("), "{rust}");
+        // Not last: listed first, as before.
+        assert_eq!(rust.matches("Domain::AtLeast(").count(), 1, "{rust}");
+        assert!(rust.contains("at_least("), "{rust}");
+    }
 }

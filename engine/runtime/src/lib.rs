@@ -156,6 +156,9 @@ pub enum Domain<'a> {
     /// Each choice fills several values (e.g. a grid slot `[c, r]`), held
     /// as vectors or fixed-size arrays.
     Tuples(&'a dyn Tuples),
+    /// The indices of the numbers at least the second: what the native
+    /// `at_least` lists, given without the list.
+    AtLeast(&'a [i64], i64),
     Dyn(&'a Value),
 }
 
@@ -206,6 +209,7 @@ impl Domain<'_> {
             Domain::One(x) => cx.product_choices(1, &[*x]),
             Domain::Ints(v) => cx.product_choices(1, v),
             Domain::Tuples(v) => v.give(cx),
+            Domain::AtLeast(values, min) => at_least_pieces(values, *min, |piece| cx.product_choices(1, piece)),
             Domain::Dyn(Value::Int(x)) => cx.product_choice(&[*x]),
             Domain::Dyn(Value::Arr(a)) => {
                 for alt in a {
@@ -228,6 +232,25 @@ impl Domain<'_> {
         }
         Ok(())
     }
+}
+
+/// The indices `at_least(values, min)` lists, handed to `each` in pieces
+/// of a few on the stack (the product takes a piece in one call), the
+/// last piece possibly empty.
+fn at_least_pieces(values: &[i64], min: i64, mut each: impl FnMut(&[i64])) {
+    let mut piece = [0i64; 8];
+    let mut n = 0;
+    for (i, &v) in values.iter().enumerate() {
+        if v >= min {
+            if n == piece.len() {
+                each(&piece);
+                n = 0;
+            }
+            piece[n] = i as i64;
+            n += 1;
+        }
+    }
+    each(&piece[..n]);
 }
 
 /// The outcomes a continuation receives.
@@ -949,6 +972,22 @@ mod tests {
     /// A record the data does not fit (a name is not a number).
     fn name_as_int(c: CardData<'_>) -> Result<i64, Fail> {
         i64::from_value(c.field("name"))
+    }
+
+    #[test]
+    fn at_least_in_pieces_lists_what_at_least_lists() {
+        for len in 0..20 {
+            // Every other value qualifies, then all, then none.
+            for (min, values) in [
+                (1, (0..len).map(|i| i % 2).collect::<Vec<i64>>()),
+                (0, vec![0; len as usize]),
+                (5, vec![1; len as usize]),
+            ] {
+                let mut got = Vec::new();
+                at_least_pieces(&values, min, |p| got.extend_from_slice(p));
+                assert_eq!(got, rulesmith_core::natives::at_least(&values, min), "{values:?} {min}");
+            }
+        }
     }
 
     /// Every operation of generated code returns `R<T>`: a failure must stay
