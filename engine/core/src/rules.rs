@@ -133,7 +133,8 @@ pub enum Data {
     Native(Box<dyn NativeData>),
 }
 
-/// Typed script data of compiled rules.
+/// Typed script data of compiled rules. Its type is recovered by trait
+/// upcasting to `dyn Any` (one virtual call, `type_id`).
 pub trait NativeData: std::any::Any + std::fmt::Debug {
     fn clone_box(&self) -> Box<dyn NativeData>;
     /// Copies `self` into `target` when both are of one type, reusing
@@ -143,8 +144,6 @@ pub trait NativeData: std::any::Any + std::fmt::Debug {
     /// Equal to `other` (false for data of another type): what equal JSON
     /// would say, without building it.
     fn same_as(&self, other: &dyn NativeData) -> bool;
-    fn as_any(&self) -> &dyn std::any::Any;
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
     fn to_json(&self) -> serde_json::Value;
 }
 

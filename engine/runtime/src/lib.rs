@@ -705,7 +705,7 @@ impl<T: Clone + PartialEq + ToValue + std::fmt::Debug + 'static> NativeData for 
         Box::new(self.clone())
     }
     fn clone_onto(&self, target: &mut dyn NativeData) -> bool {
-        match target.as_any_mut().downcast_mut::<Native<T>>() {
+        match (target as &mut dyn std::any::Any).downcast_mut::<Native<T>>() {
             Some(t) => {
                 t.0.clone_from(&self.0);
                 true
@@ -714,16 +714,9 @@ impl<T: Clone + PartialEq + ToValue + std::fmt::Debug + 'static> NativeData for 
         }
     }
     fn same_as(&self, other: &dyn NativeData) -> bool {
-        other
-            .as_any()
+        (other as &dyn std::any::Any)
             .downcast_ref::<Native<T>>()
             .is_some_and(|o| o.0 == self.0)
-    }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
     }
     fn to_json(&self) -> serde_json::Value {
         self.0.to_value().to_json()
@@ -756,7 +749,6 @@ impl<C: CompiledRules> Compiled<C> {
     /// The typed script data inside `data`.
     fn this_mut<'d>(&self, data: &'d mut Data) -> Result<&'d mut C::This, ScriptError> {
         let this = match data {
-            // Upcast, not `as_any_mut`: one virtual call per rule call, not two.
             Data::Native(n) => (&mut **n as &mut dyn std::any::Any).downcast_mut::<Native<C::This>>(),
             Data::Script(_) => None,
         };
@@ -907,7 +899,7 @@ impl<C: CompiledRules> Rules for Compiled<C> {
     fn call_query(&self, entry: Entry<'_>, cx: &mut Ctx, data: &Data) -> Option<Result<Reply, ScriptError>> {
         let q = Query::of(&entry)?;
         let Data::Native(n) = data else { return None };
-        let Native(this) = n.as_any().downcast_ref::<Native<C::This>>()?;
+        let Native(this) = (&**n as &dyn std::any::Any).downcast_ref::<Native<C::This>>()?;
         let result = self.rules.query_ref(q, this, &mut self.runtime(cx))?;
         Some(self.reply(&entry, result))
     }
