@@ -440,15 +440,17 @@ impl<'a> Emit<'a> {
                 continue;
             };
             let movable = matches!(self.shape(el), Shape::Arr(_) | Shape::Str) && !self.is_copy(el);
+            // Negative indices count from the end, as in Rhai.
+            let rs: Vec<(ExprId, i64)> = rs
+                .into_iter()
+                .map(|(id, c)| (id, if c < 0 { c + n as i64 } else { c }))
+                .collect();
             let mut seen = HashSet::new();
-            let fits = rs.iter().all(|&(id, c)| {
-                let k = if c < 0 { c + n as i64 } else { c };
-                (0..n as i64).contains(&k) && depth.get(&id) == Some(&let_depth) && seen.insert(k)
-            });
+            let fits = rs
+                .iter()
+                .all(|&(id, k)| (0..n as i64).contains(&k) && depth.get(&id) == Some(&let_depth) && seen.insert(k));
             if movable && fits && uses.get(&v) == Some(&rs.len()) && !var_written(body, v) {
-                for (id, c) in rs {
-                    out.insert(id, if c < 0 { (c + n as i64) as usize } else { c as usize });
-                }
+                out.extend(rs.into_iter().map(|(id, k)| (id, k as usize)));
             }
         }
         out
@@ -701,9 +703,9 @@ impl<'a> Emit<'a> {
             _ => None,
         };
         let mut writes = false;
-        let check_place = |p: &Expr, writes: &mut bool| {
+        each_written_place(body, &mut |p| {
             if this_rooted && rooted_at_this(p) {
-                *writes = true;
+                writes = true;
             }
             let pv = match &p.kind {
                 Kind::Var(v) => Some(*v),
@@ -714,50 +716,21 @@ impl<'a> Emit<'a> {
                 _ => None,
             };
             if root_var.is_some() && pv == root_var {
-                *writes = true;
+                writes = true;
             }
-        };
-        fn stmts<'b>(b: &'b Block, out: &mut Vec<&'b Stmt>) {
-            for s in &b.stmts {
-                out.push(s);
-                match s {
-                    Stmt::While(_, b, _) | Stmt::Do(b, _, _, _) | Stmt::For { body: b, .. } => stmts(b, out),
-                    _ => {}
-                }
-            }
-        }
-        let mut all = Vec::new();
-        stmts(body, &mut all);
-        for s in &all {
-            if let Stmt::Assign { place, .. } = s {
-                check_place(place, &mut writes);
-            }
-        }
-        walk_block(body, &mut |e: &Expr| match &e.kind {
-            Kind::Method { recv, name, .. } if is_mutating(name) => check_place(recv, &mut writes),
-            Kind::If(_, x, y) => {
-                let mut inner = Vec::new();
-                stmts(x, &mut inner);
-                stmts(y, &mut inner);
-                for s in inner {
-                    if let Stmt::Assign { place, .. } = s {
-                        check_place(place, &mut writes);
-                    }
-                }
-            }
-            _ => {
-                if this_rooted {
-                    if let Some(Callee::Script(t)) = self.t.callee.get(&e.id) {
-                        if self.t.writes_this[*t] {
-                            writes = true;
-                        }
-                    }
-                    if matches!(self.t.callee.get(&e.id), Some(Callee::Native(n)) if n == "card_hook") {
+        });
+        if this_rooted {
+            walk_block(body, &mut |e: &Expr| {
+                if let Some(Callee::Script(t)) = self.t.callee.get(&e.id) {
+                    if self.t.writes_this[*t] {
                         writes = true;
                     }
                 }
-            }
-        });
+                if matches!(self.t.callee.get(&e.id), Some(Callee::Native(n)) if n == "card_hook") {
+                    writes = true;
+                }
+            });
+        }
         writes
     }
 
@@ -2270,23 +2243,34 @@ fn loop_depths(b: &Block, d: u32, lets: &mut HashMap<VarId, u32>, out: &mut Hash
 /// Is variable `v` written anywhere in `b`: assigned (whole or in part) or
 /// changed by a mutating method, at any depth?
 fn var_written(b: &Block, v: VarId) -> bool {
-    let of_v = |e: &Expr| match &e.kind {
-        Kind::Var(x) => *x == v,
-        Kind::Path(root, _) => matches!(root.kind, Kind::Var(x) if x == v),
-        _ => false,
-    };
     let mut written = false;
+    each_written_place(b, &mut |p| {
+        written |= match &p.kind {
+            Kind::Var(x) => *x == v,
+            Kind::Path(root, _) => matches!(root.kind, Kind::Var(x) if x == v),
+            _ => false,
+        };
+    });
+    written
+}
+
+/// Calls `f` on every place `b` writes, at any depth: each assignment's
+/// place and each receiver of a mutating method.
+fn each_written_place<'b>(b: &'b Block, f: &mut dyn FnMut(&'b Expr)) {
     walk_block(b, &mut |e| {
         if let Kind::Method { recv, name, .. } = &e.kind {
-            written |= is_mutating(name) && of_v(recv);
+            if is_mutating(name) {
+                f(recv);
+            }
         }
     });
     let mut stmts = Vec::new();
     every_stmt(b, &mut stmts);
-    written
-        || stmts
-            .iter()
-            .any(|s| matches!(s, Stmt::Assign { place, .. } if of_v(place)))
+    for s in stmts {
+        if let Stmt::Assign { place, .. } = s {
+            f(place);
+        }
+    }
 }
 
 /// Every statement in `b`, at any depth: in loop bodies, and in the
