@@ -505,7 +505,9 @@ impl<'a> Emit<'a> {
         let mut out = String::from("{\n");
         let n = b.stmts.len();
         let mut tail = None;
-        for (i, s) in b.stmts.iter().enumerate() {
+        let mut i = 0;
+        while i < n {
+            let s = &b.stmts[i];
             let last = i + 1 == n;
             if let (true, Some(want), Stmt::Expr(e)) = (last, want, s) {
                 let code = self.expr(e);
@@ -513,9 +515,16 @@ impl<'a> Emit<'a> {
                 tail = Some(self.convert(code, et, want, e.pos));
                 break;
             }
+            if let Some(code) = self.placed_in_place(&b.stmts[i..]) {
+                out.push_str(&code);
+                out.push('\n');
+                i += 3;
+                continue;
+            }
             let code = self.stmt(s);
             out.push_str(&code);
             out.push('\n');
+            i += 1;
         }
         let tail = match (tail, want) {
             (Some(t), _) => t,
@@ -532,6 +541,90 @@ impl<'a> Emit<'a> {
         }
         let _ = write!(out, "{tail}\n}}");
         out
+    }
+
+    /// `let m = grid_place(a, b, piece, c, r); a = m[0]; b = m[1];`, the
+    /// way scripts move a piece, as one update of `a` and `b` in place:
+    /// copying both vectors into new ones and dropping the old would
+    /// allocate twice a move. Only where nothing can tell: `m` is used
+    /// nowhere else, `a` and `b` are two different variables or fields of
+    /// `this` (no index to evaluate twice), and the update changes nothing
+    /// when the move fails. Returns the code for the three statements.
+    fn placed_in_place(&mut self, stmts: &[Stmt]) -> Option<String> {
+        let [Stmt::Let(m, call), Stmt::Assign {
+            place: p0,
+            op: None,
+            value: v0,
+            ..
+        }, Stmt::Assign {
+            place: p1,
+            op: None,
+            value: v1,
+            ..
+        }, ..] = stmts
+        else {
+            return None;
+        };
+        let Kind::Call { name, args, .. } = &call.kind else {
+            return None;
+        };
+        let native = matches!(self.t.callee.get(&call.id), Some(Callee::Native(n)) if n == "grid_place");
+        if name != "grid_place" || !native || args.len() != 5 {
+            return None;
+        }
+        let element = |v: &Expr, k: i64| {
+            matches!(&v.kind, Kind::Path(root, segs)
+                if matches!(root.kind, Kind::Var(x) if x == *m)
+                    && matches!(&segs[..], [Seg::Index(Expr { kind: Kind::Int(i), .. })] if *i == k))
+        };
+        // A variable, or one field of `this`: written in place as read.
+        let simple = |e: &Expr| match &e.kind {
+            Kind::Var(_) => Some(format!("{:?}", e.kind)),
+            Kind::Path(root, segs) if matches!(root.kind, Kind::This) => match &segs[..] {
+                [Seg::Field(f)] => Some(format!("this.{f}")),
+                _ => None,
+            },
+            _ => None,
+        };
+        let same = |a: &Expr, b: &Expr| simple(a).is_some() && simple(a) == simple(b);
+        let uses = {
+            let mut n = 0;
+            walk_block(&self.funcs[self.cur].body, &mut |e| {
+                if matches!(e.kind, Kind::Var(x) if x == *m) {
+                    n += 1;
+                }
+            });
+            n
+        };
+        let vec_of_ints = |me: &mut Self, e: &Expr| {
+            let t = me.t.expr_ty[e.id];
+            me.rty(t) == "Vec<i64>"
+        };
+        let typed_this = matches!(self.shape(self.t.this_ty), Shape::Rec(_));
+        let fits = element(v0, 0)
+            && element(v1, 1)
+            && same(p0, &args[0])
+            && same(p1, &args[1])
+            && simple(p0) != simple(p1)
+            && uses == 2
+            && vec_of_ints(self, p0)
+            && vec_of_ints(self, p1)
+            && (typed_this || !rooted_at_this(p0) && !rooted_at_this(p1));
+        if !fits {
+            return None;
+        }
+        let int = self.int_ty();
+        let (lets, n) = self.args(&args[2..], &[Some(int), Some(int), Some(int)]);
+        // Read where the call reads them: a missing field fails there.
+        let (_, c) = self.place_mut(&args[0]);
+        let (_, r) = self.place_mut(&args[1]);
+        Some(format!(
+            "{{ {lets} grid_place_in({c}, {r}, {}, {}, {}){}; }}",
+            n[0],
+            n[1],
+            n[2],
+            self.at(call.pos)
+        ))
     }
 
     fn stmt(&mut self, s: &Stmt) -> String {
@@ -692,8 +785,9 @@ impl<'a> Emit<'a> {
 
     /// Might `body` write to the place `a` (or need `this` mutably while
     /// `a` borrows it)?
-    fn block_writes(&self, body: &Block, a: &Expr) -> bool {
+    fn block_writes(&mut self, body: &Block, a: &Expr) -> bool {
         let this_rooted = rooted_at_this(a);
+        let typed_this = matches!(self.shape(self.t.this_ty), Shape::Rec(_));
         let root_var = match &a.kind {
             Kind::Var(v) => Some(*v),
             Kind::Path(r, _) => match r.kind {
@@ -704,7 +798,7 @@ impl<'a> Emit<'a> {
         };
         let mut writes = false;
         each_written_place(body, &mut |p| {
-            if this_rooted && rooted_at_this(p) {
+            if this_rooted && rooted_at_this(p) && !(typed_this && distinct_fields_of_this(a, p)) {
                 writes = true;
             }
             let pv = match &p.kind {
@@ -801,10 +895,11 @@ impl<'a> Emit<'a> {
                         .find(|f| f.0 == k)
                         .cloned()
                         .expect("inferred field");
+                    let base = field_base(&cur);
                     cur = if always {
-                        format!("({mt}({cur}).{id})")
+                        format!("({mt}{base}.{id})")
                     } else {
-                        format!("opt{m}({mt}({cur}).{id}, {k:?}){at}")
+                        format!("opt{m}({mt}{base}.{id}, {k:?}){at}")
                     };
                     ty = ft;
                     continue;
@@ -952,22 +1047,23 @@ impl<'a> Emit<'a> {
             (Shape::Rec(_), Some(k)) => {
                 let r = self.rec_info(parent_ty);
                 let (_, id, _, always) = self.recs[&r].fields.iter().find(|f| f.0 == k).cloned().expect("field");
+                let parent = field_base(&parent);
                 if emptied {
                     // The empty literal is not built (nor could its element
                     // type be told from it alone).
                     out.replace_range(new_at..new_end, "");
                     out.replace_range(value_at..value_end, "");
                     let _ = match always {
-                        true => write!(out, "({parent}).{id}.clear(); }}"),
+                        true => write!(out, "{parent}.{id}.clear(); }}"),
                         false => write!(
                             out,
-                            "match &mut ({parent}).{id} {{ Some(__v) => __v.clear(), __slot => *__slot = Some(Vec::new()) }} }}"
+                            "match &mut {parent}.{id} {{ Some(__v) => __v.clear(), __slot => *__slot = Some(Vec::new()) }} }}"
                         ),
                     };
                 } else if always {
-                    let _ = write!(out, "({parent}).{id} = {v2}; }}");
+                    let _ = write!(out, "{parent}.{id} = {v2}; }}");
                 } else {
-                    let _ = write!(out, "({parent}).{id} = Some({v2}); }}");
+                    let _ = write!(out, "{parent}.{id} = Some({v2}); }}");
                 }
             }
             (Shape::Arr(_), None) => {
@@ -2256,6 +2352,32 @@ fn var_written(b: &Block, v: VarId) -> bool {
 
 /// Calls `f` on every place `b` writes, at any depth: each assignment's
 /// place and each receiver of a mutating method.
+/// Do `a` and `b` lie under two different fields of `this` (`this.locks`
+/// and `this.to_react[0]`)? When `this` is a typed record, the emitted
+/// code borrows each field on its own ([`field_base`]), so one may be
+/// written while the other is borrowed.
+fn distinct_fields_of_this(a: &Expr, b: &Expr) -> bool {
+    let first_field = |e: &Expr| match &e.kind {
+        Kind::Path(root, segs) if matches!(root.kind, Kind::This) => match segs.first() {
+            Some(Seg::Field(k)) => Some(k.clone()),
+            Some(Seg::Index(Expr { kind: Kind::Str(k), .. })) => Some(k.clone()),
+            _ => None,
+        },
+        _ => None,
+    };
+    matches!((first_field(a), first_field(b)), (Some(x), Some(y)) if x != y)
+}
+
+/// The base of a field access on the reference `cur`: `(*this)` for
+/// `this` itself, so that the access borrows that one field (Rust
+/// borrows `(&*this).f` through a borrow of all of `this`), else `(cur)`.
+fn field_base(cur: &str) -> String {
+    match cur {
+        "&*this" | "&mut *this" => "(*this)".into(),
+        _ => format!("({cur})"),
+    }
+}
+
 fn each_written_place<'b>(b: &'b Block, f: &mut dyn FnMut(&'b Expr)) {
     walk_block(b, &mut |e| {
         if let Kind::Method { recv, name, .. } = &e.kind {

@@ -527,6 +527,43 @@ mod tests {
     }
 
     #[test]
+    fn a_placement_written_back_to_its_own_columns_and_rows_is_made_in_place() {
+        let out = compile(&facts(
+            r#"
+            fn setup() {
+                this.col = [0, 1];
+                this.row = [0, 0];
+                let moved = grid_place(this.col, this.row, 0, 2, 1);
+                this.col = moved[0];
+                this.row = moved[1];
+                let cols = this.col;
+                let rows = this.row;
+                let local = grid_place(cols, rows, 1, 0, 1);
+                cols = local[0];
+                rows = local[1];
+                let swapped = grid_place(this.col, this.row, 1, 2, 1);
+                this.row = swapped[0];
+                this.col = swapped[1];
+                let kept = grid_place(this.col, this.row, 0, 0, 1);
+                this.col = kept[0];
+                this.row = kept[1];
+                this.n = kept.len() + cols.len() + rows.len();
+            }
+            "#,
+        ))
+        .expect("compiles");
+        let rust = &out.rust;
+        assert!(
+            rust.contains("grid_place_in(opt_mut(&mut (*this).f_col, \"col\").at(F, FN, 5, 40)?, opt_mut(&mut (*this).f_row"),
+            "{rust}"
+        );
+        assert!(rust.contains("grid_place_in(&mut v1_cols, &mut v2_rows"), "{rust}");
+        // Written back crosswise, or the placement read again: a new one.
+        assert_eq!(rust.matches("grid_place_in(").count(), 2, "{rust}");
+        assert_eq!(rust.matches(" grid_place(").count(), 2, "{rust}");
+    }
+
+    #[test]
     fn elements_read_once_from_a_local_array_are_moved_not_copied() {
         let out = compile(&facts(
             r#"
@@ -600,6 +637,7 @@ mod tests {
                 this.lists = [[1], [2, 3]];
                 this.n = count(this.names) + total();
                 for l in this.lists { this.n += l.len(); }
+                for m in this.lists { this.lists.push(m); }
             }
             "#,
         ))
@@ -608,10 +646,13 @@ mod tests {
         // Read only: borrowed.
         assert!(rust.contains("for (__k, v2_name) in"), "{rust}");
         assert!(rust.contains("for (__k, v1_l) in"), "{rust}");
-        // Written in the loop, or `this` written while it iterates a part
-        // of `this`: copied.
+        // Another field of `this` written: borrowed, each field on its own.
+        assert!(rust.contains("for (__k, v0_l) in (opt(&(*this).f_lists"), "{rust}");
+        assert!(rust.contains("(*this).f_n = Some("), "{rust}");
+        // Written in the loop, or the field iterated written: copied.
         assert!(!rust.contains("for (__k, v3_name) in"), "{rust}");
-        assert!(!rust.contains("for (__k, v0_l) in"), "{rust}");
+        assert!(!rust.contains("for (__k, v1_m) in"), "{rust}");
+        assert!(rust.contains("let mut v1_m = __x;"), "{rust}");
     }
 
     #[test]

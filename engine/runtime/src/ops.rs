@@ -714,6 +714,12 @@ pub fn grid_place(cols: &[i64], rows: &[i64], mover: i64, col: i64, row: i64) ->
     Ok([c, r])
 }
 
+/// `grid_place` whose result replaces its own columns and rows (see the
+/// compiler's `placed_in_place`): the vectors are updated in place.
+pub fn grid_place_in(cols: &mut [i64], rows: &mut [i64], mover: i64, col: i64, row: i64) -> R<()> {
+    rulesmith_core::natives::grid_place_in(cols, rows, mover, col, row).map_err(Fail::new)
+}
+
 pub fn grid_compact(cols: &[i64], rows: &[i64]) -> R<[Vec<i64>; 2]> {
     let (c, r) = rulesmith_core::natives::grid_compact(cols, rows).map_err(Fail::new)?;
     Ok([c, r])
