@@ -554,7 +554,9 @@ mod tests {
         .expect("compiles");
         let rust = &out.rust;
         assert!(
-            rust.contains("grid_place_in(opt_mut(&mut (*this).f_col, \"col\").at(F, FN, 5, 40)?, opt_mut(&mut (*this).f_row"),
+            rust.contains(
+                "grid_place_in(opt_mut(&mut (*this).f_col, \"col\").at(F, FN, 5, 40)?, opt_mut(&mut (*this).f_row"
+            ),
             "{rust}"
         );
         assert!(rust.contains("grid_place_in(&mut v1_cols, &mut v2_rows"), "{rust}");

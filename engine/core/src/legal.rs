@@ -437,6 +437,103 @@ impl Legal {
         kept.map(drop)
     }
 
+    /// Adds a product given whole (see [`Given`]): the one-call path of
+    /// compiled rules, which hold every domain before the product starts.
+    /// Returns `None`, having changed nothing, when the product needs the
+    /// step-by-step path (a number that may not fit its slot, a width of
+    /// 0, too many actions); building it step by step then gives the same
+    /// list or error.
+    pub(crate) fn add_product(
+        &mut self,
+        kind: u16,
+        template: &Template,
+        collecting: bool,
+        domains: &[Given<'_>],
+    ) -> Option<Result<(), String>> {
+        if domains.len() > MAX_ARGS {
+            return None;
+        }
+        let bounds = template.bounds();
+        let mut counts = [0usize; MAX_ARGS];
+        let mut count = 1usize;
+        let mut slot = 0;
+        let mut fits = true;
+        for (d, c) in domains.iter().zip(&mut counts) {
+            match *d {
+                Given::Numbers(width, numbers) => {
+                    *c = choices_of(width, numbers.len())?;
+                    let slots = bounds.get(slot..slot + width)?;
+                    fits &= all_within(&numbers[..*c * width], slots);
+                    slot += width;
+                }
+                Given::AtLeast(values, min) => {
+                    // Increasing indices: the first and last bound them all.
+                    let (mut first, mut last) = (usize::MAX, 0);
+                    for (i, &v) in values.iter().enumerate() {
+                        if v >= min {
+                            first = first.min(i);
+                            last = i;
+                            *c += 1;
+                        }
+                    }
+                    let &(lo, hi) = bounds.get(slot)?;
+                    fits &= *c == 0 || (lo <= first as i64 && last as i64 <= hi);
+                    slot += 1;
+                }
+            }
+            count = count.saturating_mul(*c);
+        }
+        // As `commit`: an empty product is harmless anywhere.
+        if count == 0 {
+            self.start_product();
+            return Some(Ok(()));
+        }
+        if !collecting {
+            self.start_product();
+            return Some(Err(NOT_COLLECTING.into()));
+        }
+        if !fits || slot != template.arity() || self.len.saturating_add(count) > MAX_LEGAL {
+            return None;
+        }
+        // An unfinished product (a failed `add_all` elsewhere) goes.
+        self.start_product();
+        let first = self.domains.len();
+        for (d, &n) in domains.iter().zip(&counts) {
+            let values_at = self.values.len() as u32;
+            let width = match *d {
+                Given::Numbers(width, numbers) => {
+                    self.values.extend_from_slice(&numbers[..n * width]);
+                    width
+                }
+                Given::AtLeast(values, min) => {
+                    for (i, &v) in values.iter().enumerate() {
+                        if v >= min {
+                            self.values.push(i as i64);
+                        }
+                    }
+                    1
+                }
+            };
+            self.domains.push(Domain {
+                values_at,
+                count: n as u32,
+                width: width as u32,
+                starts_at: UNIFORM,
+            });
+        }
+        // Within MAX_LEGAL, checked above.
+        self.len += count;
+        self.close_singles();
+        self.segments.push(Segment::Product {
+            kind,
+            first: first as u32,
+            n: domains.len() as u8,
+            count,
+        });
+        self.kept = (self.values.len(), self.domains.len());
+        Some(Ok(()))
+    }
+
     /// Adds the product's combinations; true when they are kept in
     /// factored form (false: none, or added one by one).
     fn commit(
@@ -530,6 +627,28 @@ impl Legal {
                 index[pos] = 0;
             }
         }
+    }
+}
+
+/// One domain of a product given whole ([`Legal::add_product`]).
+#[derive(Clone, Copy, Debug)]
+pub enum Given<'a> {
+    /// Choices of `width` numbers each, back to back (a last, partial one
+    /// is left out, as `push_choices` does).
+    Numbers(usize, &'a [i64]),
+    /// The indices of the values at least `min`: what `at_least` lists.
+    AtLeast(&'a [i64], i64),
+}
+
+/// How many choices of `width` numbers `len` numbers hold; `None` for a
+/// width of 0. The usual widths, 1 and 2, need no division.
+#[inline]
+fn choices_of(width: usize, len: usize) -> Option<usize> {
+    match width {
+        0 => None,
+        1 => Some(len),
+        2 => Some(len / 2),
+        w => Some(len / w),
     }
 }
 
@@ -752,6 +871,87 @@ mod tests {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    use proptest::prelude::*;
+
+    /// A domain given whole, as the compiled rules give it.
+    #[derive(Clone, Debug)]
+    enum Whole {
+        Numbers(usize, Vec<i64>),
+        AtLeast(Vec<i64>, i64),
+    }
+
+    fn whole() -> impl Strategy<Value = Whole> {
+        prop_oneof![
+            (1usize..=2, prop::collection::vec(-1i64..4, 0..7)).prop_map(|(w, v)| Whole::Numbers(w, v)),
+            (prop::collection::vec(-1i64..3, 0..6), 0i64..2).prop_map(|(v, m)| Whole::AtLeast(v, m)),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(500))]
+
+        /// A product given whole lists what the step-by-step path lists,
+        /// or fails as it does; when the whole path declines, it has
+        /// changed nothing.
+        #[test]
+        fn a_product_given_whole_matches_the_step_by_step_path(
+            domains in prop::collection::vec(whole(), 0..4),
+            extra_slot in any::<bool>(),
+            collecting in prop::sample::select(vec![true, true, true, false]),
+            unfinished in any::<bool>(),
+        ) {
+            let width: usize = domains.iter().map(|d| match d { Whole::Numbers(w, _) => *w, Whole::AtLeast(..) => 1 }).sum();
+            let slots = (width + extra_slot as usize).min(MAX_ARGS);
+            let text: String = std::iter::once("go").chain(std::iter::repeat_n(" {side}", slots)).collect();
+            let t = template(&text);
+            let start = |legal: &mut Legal| {
+                legal.push(Action::new(0, &[])).unwrap();
+                if unfinished {
+                    legal.start_product();
+                    legal.start_domain();
+                    legal.push_choice(&[9]);
+                }
+            };
+            let (mut whole_path, mut steps) = (Legal::default(), Legal::default());
+            start(&mut whole_path);
+            start(&mut steps);
+            let given: Vec<Given<'_>> = domains.iter().map(|d| match d {
+                Whole::Numbers(w, v) => Given::Numbers(*w, v),
+                Whole::AtLeast(v, m) => Given::AtLeast(v, *m),
+            }).collect();
+            let step_by_step = |legal: &mut Legal| {
+                legal.start_product();
+                for d in &domains {
+                    legal.start_domain();
+                    match d {
+                        Whole::Numbers(w, v) => legal.push_choices(*w, v),
+                        Whole::AtLeast(v, m) => legal.push_choices(1, &crate::natives::at_least(v, *m)),
+                    }
+                }
+                legal.finish_product(2, &t, collecting)
+            };
+            let before = whole_path.to_vec();
+            let want = step_by_step(&mut steps);
+            let got = match whole_path.add_product(2, &t, collecting, &given) {
+                Some(r) => r,
+                None => {
+                    prop_assert_eq!(whole_path.to_vec(), before);
+                    step_by_step(&mut whole_path)
+                }
+            };
+            prop_assert_eq!(&got, &want);
+            for legal in [&mut whole_path, &mut steps] {
+                legal.push(Action::new(1, &[])).unwrap();
+            }
+            prop_assert_eq!(whole_path.len(), steps.len());
+            let all = steps.to_vec();
+            prop_assert_eq!(whole_path.to_vec(), all.clone());
+            for (k, a) in all.iter().enumerate() {
+                prop_assert_eq!(whole_path.get(k), *a);
             }
         }
     }

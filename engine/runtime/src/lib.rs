@@ -14,7 +14,7 @@
 pub mod ops;
 pub mod value;
 
-use rulesmith_core::legal;
+use rulesmith_core::legal::{self, Given};
 use rulesmith_core::rules::{Data, Entry, FunctionProfile, Limits, NativeData, Reply, Rules};
 use rulesmith_core::state::Outcome;
 use rulesmith_core::variant::{self, Variant};
@@ -167,6 +167,12 @@ pub enum Domain<'a> {
 pub trait Tuples {
     /// Gives every tuple to the product being built, as one choice each.
     fn give(&self, cx: &mut Ctx);
+
+    /// The tuples' width and numbers, back to back, when they all have one
+    /// width of at least 1.
+    fn flat(&self) -> Option<(usize, &[i64])> {
+        None
+    }
 }
 
 // Tuples of one fixed width lie back to back in memory: the product takes
@@ -179,6 +185,10 @@ impl<const N: usize> Tuples for Vec<[i64; N]> {
             _ => cx.product_choices(N, self.as_flattened()),
         }
     }
+
+    fn flat(&self) -> Option<(usize, &[i64])> {
+        (N > 0).then_some((N, self.as_flattened()))
+    }
 }
 
 impl<const N: usize, const M: usize> Tuples for [[i64; N]; M] {
@@ -187,6 +197,10 @@ impl<const N: usize, const M: usize> Tuples for [[i64; N]; M] {
             0 => self.iter().for_each(|t| cx.product_choice(t)),
             _ => cx.product_choices(N, self.as_flattened()),
         }
+    }
+
+    fn flat(&self) -> Option<(usize, &[i64])> {
+        (N > 0).then_some((N, self.as_flattened()))
     }
 }
 
@@ -551,12 +565,42 @@ impl Rt<'_> {
     /// in factored form by the core (see `rulesmith_core::legal`).
     #[inline]
     pub fn add_all(&mut self, kind: usize, domains: &[Domain<'_>]) -> Result<(), String> {
+        if let Some(done) = self.add_all_whole(kind, domains) {
+            return done;
+        }
         self.cx.start_product();
         for d in domains {
             self.cx.product_domain();
             d.choices(self.cx)?;
         }
         self.cx.finish_product(self.variant, kind as u16)
+    }
+
+    /// `add_all` in one call to the core ([`Ctx::add_product`]) when every
+    /// domain is numbers, read in place: what nearly every compiled
+    /// `add_all` gives. `None` when it takes the step-by-step path
+    /// (dynamic values, tuples of no numbers, a product the core will not
+    /// take whole).
+    #[inline]
+    fn add_all_whole(&mut self, kind: usize, domains: &[Domain<'_>]) -> Option<Result<(), String>> {
+        const MAX: usize = rulesmith_core::state::MAX_ARGS;
+        if domains.len() > MAX {
+            return None;
+        }
+        let mut given = [Given::Numbers(1, &[]); MAX];
+        for (g, d) in given.iter_mut().zip(domains) {
+            *g = match d {
+                Domain::One(x) => Given::Numbers(1, std::slice::from_ref(x)),
+                Domain::Ints(v) => Given::Numbers(1, v),
+                Domain::Tuples(t) => {
+                    let (width, numbers) = t.flat()?;
+                    Given::Numbers(width, numbers)
+                }
+                Domain::AtLeast(values, min) => Given::AtLeast(values, *min),
+                Domain::Dyn(_) => return None,
+            };
+        }
+        self.cx.add_product(self.variant, kind as u16, &given[..domains.len()])
     }
 
     pub fn add_all_dyn(&mut self, kind: usize, domains: Value) -> Result<(), String> {
