@@ -17,6 +17,7 @@ pub mod from_variant;
 pub mod infer;
 pub mod ir;
 pub mod lower;
+pub mod setup_fields;
 pub mod specialize;
 pub mod types;
 
@@ -204,6 +205,11 @@ pub fn compile(facts: &Facts) -> Result<Output, CompileError> {
     }
     let specialize::Program { funcs, mut typed, .. } =
         specialize::specialize(facts, funcs, &rule_fns, &card_fns, next_expr)?;
+    setup_fields::mark(
+        &funcs,
+        setup_fields::find_setup(&funcs, facts.setup.as_deref()),
+        &mut typed,
+    );
     let fallbacks = explain(facts, &funcs, &mut typed);
     let fingerprint = facts.fingerprint();
     let rust = emit::Emit::new(facts, &funcs, &mut typed).program(&fingerprint);
@@ -331,8 +337,8 @@ mod tests {
         assert_eq!(out.functions, 2);
         // ...but the Rust has one per kind of call (numbers twice: one copy).
         assert_eq!(out.rust.matches("/// `filled`").count(), 3, "{}", out.rust);
-        assert!(out.rust.contains("f_numbers: Option<Vec<i64>>"), "{}", out.rust);
-        assert!(out.rust.contains("f_names: Option<Vec<Str>>"), "{}", out.rust);
+        assert!(out.rust.contains("f_numbers: Vec<i64>,"), "{}", out.rust);
+        assert!(out.rust.contains("f_names: Vec<Str>,"), "{}", out.rust);
     }
 
     #[test]
@@ -366,7 +372,7 @@ mod tests {
         .expect("compiles");
         let slow = dynamic(&out);
         assert!(!slow.iter().any(|s| s.contains("this.hull")), "{slow:?}");
-        assert!(out.rust.contains("f_hull: Option<Vec<i64>>"), "{}", out.rust);
+        assert!(out.rust.contains("f_hull: Vec<i64>,"), "{}", out.rust);
     }
 
     #[test]
@@ -521,9 +527,64 @@ mod tests {
             "#,
         ))
         .expect("compiles");
-        assert!(out.rust.contains("f_pairs: Option<Vec<Vec<i64>>>"), "{}", out.rust);
+        assert!(out.rust.contains("f_pairs: Vec<Vec<i64>>,"), "{}", out.rust);
         assert!(out.rust.contains(": Vec<i64> = "), "{}", out.rust);
         assert!(out.rust.contains(": [i64; 2] = "), "{}", out.rust);
+    }
+
+    #[test]
+    fn fields_setup_always_assigns_before_any_read_are_stored_without_option() {
+        let out = compile(&facts(
+            r#"
+            fn start_turn() {
+                this.turn = 1;
+                if this.sure { return; }
+                this.late = 2;
+            }
+            fn peek() { this.peeked }
+            fn setup() {
+                this.sure = true;
+                this.list = [];
+                this.list.push(1);
+                let x = this.read_first;
+                this.read_first = 1;
+                if x == () { this.maybe = 1; }
+                let y = peek();
+                this.peeked = 3;
+                this.start_turn();
+                this.after_call = 4;
+                if this.sure { return; }
+                this.after_return = 5;
+            }
+            fn later() { this.maybe = 2; this.read_first += 1; this.late = 3; this.after_return = 6; }
+            "#,
+        ))
+        .expect("compiles");
+        let rust = &out.rust;
+        for plain in ["f_sure: bool", "f_list: Vec<i64>", "f_turn: i64", "f_after_call: i64"] {
+            assert!(rust.contains(&format!("pub {plain},")), "{plain}: {rust}");
+        }
+        // Read before it is assigned (here, or in a function called
+        // first), assigned only sometimes, or after a possible return.
+        for optional in ["f_read_first", "f_maybe", "f_peeked", "f_late", "f_after_return"] {
+            assert!(rust.contains(&format!("pub {optional}: Option<")), "{optional}: {rust}");
+        }
+    }
+
+    #[test]
+    fn fields_of_a_this_built_from_a_map_literal_keep_their_presence() {
+        let out = compile(&facts(
+            r#"
+            fn setup() {
+                this.a = 1;
+                this = #{ b: 2 };
+                this.c = 3;
+            }
+            "#,
+        ))
+        .expect("compiles");
+        assert!(out.rust.contains("pub f_a: Option<i64>,"), "{}", out.rust);
+        assert!(out.rust.contains("pub f_c: Option<i64>,"), "{}", out.rust);
     }
 
     #[test]
@@ -554,9 +615,7 @@ mod tests {
         .expect("compiles");
         let rust = &out.rust;
         assert!(
-            rust.contains(
-                "grid_place_in(opt_mut(&mut (*this).f_col, \"col\").at(F, FN, 5, 40)?, opt_mut(&mut (*this).f_row"
-            ),
+            rust.contains("grid_place_in((&mut (*this).f_col), (&mut (*this).f_row), "),
             "{rust}"
         );
         assert!(rust.contains("grid_place_in(&mut v1_cols, &mut v2_rows"), "{rust}");
@@ -598,6 +657,9 @@ mod tests {
         let out = compile(&facts(
             r#"
             fn setup() {
+                this.kept = [1];
+                this.kept = [];
+                if turn() > 100 { return; }
                 this.seen = [1];
                 this.seen = [];
                 this.seen.push(2);
@@ -612,7 +674,9 @@ mod tests {
         ))
         .expect("compiles");
         let rust = &out.rust;
+        // A field setup may not assign is optional; one it always does is not.
         assert!(rust.contains("f_seen { Some(__v) => __v.clear()"), "{rust}");
+        assert!(rust.contains("(*this).f_kept.clear();"), "{rust}");
         assert!(rust.contains("(&mut v0_m).f_list { Some(__v) => __v.clear()"), "{rust}");
         // An element of an array is replaced, not emptied.
         assert!(!rust.contains("f_pairs { Some(__v) => __v.clear()"), "{rust}");
@@ -649,8 +713,11 @@ mod tests {
         assert!(rust.contains("for (__k, v2_name) in"), "{rust}");
         assert!(rust.contains("for (__k, v1_l) in"), "{rust}");
         // Another field of `this` written: borrowed, each field on its own.
-        assert!(rust.contains("for (__k, v0_l) in (opt(&(*this).f_lists"), "{rust}");
-        assert!(rust.contains("(*this).f_n = Some("), "{rust}");
+        assert!(
+            rust.contains("for (__k, v0_l) in ((&(*this).f_lists)).iter()"),
+            "{rust}"
+        );
+        assert!(rust.contains("(*this).f_n = __t"), "{rust}");
         // Written in the loop, or the field iterated written: copied.
         assert!(!rust.contains("for (__k, v3_name) in"), "{rust}");
         assert!(!rust.contains("for (__k, v1_m) in"), "{rust}");
