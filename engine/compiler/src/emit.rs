@@ -116,7 +116,8 @@ impl<'a> Emit<'a> {
                 while !used.insert(id.clone()) {
                     id.push('_');
                 }
-                list.push((k, id, f.ty, f.always));
+                let always = self.t.store.always(r, &f);
+                list.push((k, id, f.ty, always));
             }
             self.recs.insert(r, RecInfo { name, fields: list });
             // Field types may name more records.
@@ -979,13 +980,41 @@ impl<'a> Emit<'a> {
 
     fn assign(&mut self, place: &Expr, op: Option<BinOp>, value: &Expr, pos: Pos) -> String {
         let pt = self.t.expr_ty[place.id];
-        let vcode = self.expr(value);
+        // `this.used = [0, 0, 0]` on a vector: its items, each in a
+        // temporary, refill the vector in place (below) when it is a field.
+        let refill = match (&value.kind, op, self.shape(pt)) {
+            (Kind::Array(items), None, Shape::Arr(el))
+                if !items.is_empty() && self.fixed_len(pt).is_none() && matches!(place.kind, Kind::Path(..)) =>
+            {
+                let mut lines = String::new();
+                let mut temps = Vec::new();
+                for item in items {
+                    let code = self.expr(item);
+                    let code = self.convert(code, self.t.expr_ty[item.id], el, item.pos);
+                    let t = self.tmp();
+                    let _ = write!(lines, "let {t} = {code}; ");
+                    temps.push(t);
+                }
+                Some((lines, temps.join(", ")))
+            }
+            _ => None,
+        };
         let vt = self.t.expr_ty[value.id];
         let mut out = String::from("{ ");
         let nv = self.tmp();
         let value_at = out.len();
-        let _ = write!(out, "let {nv} = {vcode}; ");
+        match &refill {
+            Some((lines, temps)) => {
+                // The literal's value as the code below expects it.
+                let _ = write!(out, "{lines}let {nv} = vec![{temps}]; ");
+            }
+            None => {
+                let vcode = self.expr(value);
+                let _ = write!(out, "let {nv} = {vcode}; ");
+            }
+        }
         let value_end = out.len();
+        let vt = if refill.is_some() { pt } else { vt };
         let (root, segs): (&Expr, &[Seg]) = match &place.kind {
             Kind::Path(root, segs) => (root, segs),
             _ => (place, &[]),
@@ -1058,6 +1087,17 @@ impl<'a> Emit<'a> {
                         false => write!(
                             out,
                             "match &mut {parent}.{id} {{ Some(__v) => __v.clear(), __slot => *__slot = Some(Vec::new()) }} }}"
+                        ),
+                    };
+                } else if let Some((lines, temps)) = &refill {
+                    // The items only: the vector keeps its allocation.
+                    out.replace_range(new_at..new_end, "");
+                    out.replace_range(value_at..value_end, lines);
+                    let _ = match always {
+                        true => write!(out, "{{ let __v = &mut {parent}.{id}; __v.clear(); __v.extend([{temps}]); }} }}"),
+                        false => write!(
+                            out,
+                            "match &mut {parent}.{id} {{ Some(__v) => {{ __v.clear(); __v.extend([{temps}]); }} __slot => *__slot = Some(vec![{temps}]) }} }}"
                         ),
                     };
                 } else if always {

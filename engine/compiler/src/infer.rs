@@ -640,9 +640,7 @@ impl Infer<'_> {
             Shape::Dyn => self.t.store.make(Shape::Dyn),
             Shape::Unknown => {
                 let ft = self.t.store.fresh();
-                let mut fields = BTreeMap::new();
-                fields.insert(name.to_string(), Field { ty: ft, always: false });
-                let r = self.t.store.rec(None, fields);
+                let r = self.t.store.open_rec(name, ft);
                 self.t.store.unify(cur, r, "a property needs a map");
                 ft
             }

@@ -393,10 +393,10 @@ mod tests {
         // Against a literal or a variable: both sides borrowed (the literal
         // is a value), compared in place.
         assert!(
-            rust.contains(r#"let __t6 = Str::lit("open"); ((*__t5) == __t6)"#),
+            rust.contains(r#"let __t7 = Str::lit("open"); ((*__t6) == __t7)"#),
             "{rust}"
         );
-        assert!(rust.contains("let __t11 = &v0_k; ((*__t10) == (*__t11))"), "{rust}");
+        assert!(rust.contains("let __t12 = &v0_k; ((*__t11) == (*__t12))"), "{rust}");
         // Two places: the left is a copy (evaluating the right might change
         // it), the right is read in place.
         assert!(rust.contains("}).clone(); let __t"), "{rust}");
@@ -572,6 +572,30 @@ mod tests {
     }
 
     #[test]
+    fn a_field_read_through_a_parameter_is_present_when_every_literal_has_it() {
+        let out = compile(&facts(
+            r#"
+            fn target_of(l) { l.target }
+            fn part_of(l) { l.part }
+            fn setup() {
+                this.locks = [#{ target: 1, part: 2 }];
+                this.locks.push(#{ target: 3, part: 4 });
+                this.t = target_of(this.locks[0]);
+                let other = #{ part: 5 };
+                if turn() > 100 { other = #{ part: 6, extra: 7 }; }
+                this.p = part_of(other);
+            }
+            "#,
+        ))
+        .expect("compiles");
+        let rust = &out.rust;
+        // Read first through a parameter, built whole by every literal.
+        assert!(rust.contains("pub f_target: i64,"), "{rust}");
+        // One literal lacks `extra`: optional there.
+        assert!(rust.contains("pub f_extra: Option<i64>,"), "{rust}");
+    }
+
+    #[test]
     fn fields_of_a_this_built_from_a_map_literal_keep_their_presence() {
         let out = compile(&facts(
             r#"
@@ -659,7 +683,11 @@ mod tests {
             fn setup() {
                 this.kept = [1];
                 this.kept = [];
+                this.refilled = [1, 2];
+                this.refilled = [this.refilled[1], 3, 4];
                 if turn() > 100 { return; }
+                this.sometimes = [1];
+                this.sometimes = [2, 3];
                 this.seen = [1];
                 this.seen = [];
                 this.seen.push(2);
@@ -677,7 +705,19 @@ mod tests {
         // A field setup may not assign is optional; one it always does is not.
         assert!(rust.contains("f_seen { Some(__v) => __v.clear()"), "{rust}");
         assert!(rust.contains("(*this).f_kept.clear();"), "{rust}");
-        assert!(rust.contains("(&mut v0_m).f_list { Some(__v) => __v.clear()"), "{rust}");
+        // A literal of items refills the vector in place, its items (which
+        // may read the vector) taken first.
+        let refill = rust
+            .rfind("let __v = &mut (*this).f_refilled; __v.clear(); __v.extend([")
+            .expect("refilled in place");
+        let read = rust.find("(&(*this).f_refilled), __t").expect("the old vector read");
+        assert!(read < refill, "{rust}");
+        assert!(
+            rust.contains("match &mut (*this).f_sometimes { Some(__v) => { __v.clear(); __v.extend(["),
+            "{rust}"
+        );
+        // A record built with the field: always present, emptied as is.
+        assert!(rust.contains("{ (&mut v0_m).f_list.clear(); }"), "{rust}");
         // An element of an array is replaced, not emptied.
         assert!(!rust.contains("f_pairs { Some(__v) => __v.clear()"), "{rust}");
         assert!(rust.contains("vec![] }"), "{rust}");

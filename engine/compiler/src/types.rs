@@ -65,6 +65,13 @@ pub struct Rec {
     pub name: Option<String>,
     /// Merged into another record; `fields` moved there.
     pub merged_into: Option<RecId>,
+    /// Some value of the record is built (a map literal, `this`, a card):
+    /// then a field is always present only if every way of building it
+    /// gives the field. A record known only from the fields scripts read
+    /// (a parameter's `p.target`) is open: its reads say nothing about
+    /// which fields its values have, and its fields are all optional
+    /// until a built record joins it.
+    pub built: bool,
 }
 
 #[derive(Default)]
@@ -117,13 +124,30 @@ impl Store {
     }
 
     pub fn rec(&mut self, name: Option<String>, fields: BTreeMap<String, Field>) -> Ty {
+        self.new_rec(name, fields, true)
+    }
+
+    /// An open record (see [`Rec::built`]) with one field, read.
+    pub fn open_rec(&mut self, field: &str, ty: Ty) -> Ty {
+        let fields = BTreeMap::from([(field.to_string(), Field { ty, always: true })]);
+        self.new_rec(None, fields, false)
+    }
+
+    fn new_rec(&mut self, name: Option<String>, fields: BTreeMap<String, Field>, built: bool) -> Ty {
         let id = self.recs.len();
         self.recs.push(Rec {
             fields,
             name,
             merged_into: None,
+            built,
         });
         self.make(Shape::Rec(id))
+    }
+
+    /// Whether field `f` of record `r` is present in every value: never,
+    /// for a record no value of which is built.
+    pub fn always(&self, r: RecId, f: &Field) -> bool {
+        f.always && self.recs[r].built
     }
 
     pub fn find(&mut self, t: Ty) -> Ty {
@@ -248,9 +272,13 @@ impl Store {
         if self.recs[x].name.is_none() {
             self.recs[x].name = self.recs[y].name.take();
         }
+        // A field one side lacks is not always present, if that side's
+        // values are built without it (an open side only lacks a read).
+        let (x_built, y_built) = (self.recs[x].built, self.recs[y].built);
+        self.recs[x].built = x_built || y_built;
         let mine: Vec<String> = self.recs[x].fields.keys().cloned().collect();
         for k in mine {
-            if !theirs.contains_key(&k) {
+            if y_built && !theirs.contains_key(&k) {
                 self.recs[x].fields.get_mut(&k).expect("listed").always = false;
             }
         }
@@ -265,7 +293,7 @@ impl Store {
                         k,
                         Field {
                             ty: f.ty,
-                            always: false,
+                            always: f.always && !x_built,
                         },
                     );
                 }
@@ -281,9 +309,9 @@ impl Store {
             return Some(f.ty);
         }
         let ft = self.fresh();
-        self.recs[r]
-            .fields
-            .insert(name.to_string(), Field { ty: ft, always: false });
+        // An open record's new field is only read so far (see `Rec::built`).
+        let always = !self.recs[r].built;
+        self.recs[r].fields.insert(name.to_string(), Field { ty: ft, always });
         Some(ft)
     }
 
@@ -317,7 +345,7 @@ impl Store {
                     .map(|(k, f)| {
                         format!(
                             "{k}{}:{}",
-                            if f.always { "" } else { "?" },
+                            if f.always && self.recs[r].built { "" } else { "?" },
                             self.signature(f.ty, depth - 1)
                         )
                     })
