@@ -14,13 +14,17 @@ pub fn seeded(seed: u64) -> GameRng {
 }
 
 /// A uniform integer in `0..n` (`n >= 1`), by rejection: no modulo bias.
+#[inline]
 pub fn below<R: Rng + ?Sized>(rng: &mut R, n: u32) -> u32 {
     debug_assert!(n >= 1);
     let n = n as u64;
-    let zone = u64::MAX - (u64::MAX % n) - 1;
     loop {
         let x = rng.next_u64();
-        if x <= zone {
+        // The accepted zone ends before `MAX - (MAX % n)`, never below
+        // `MAX - n`: a draw up to there is in it without working out its
+        // end (a division per draw, in every random playout's every step).
+        // Only the last `n` values need the exact end.
+        if x <= u64::MAX - n || x < u64::MAX - (u64::MAX % n) {
             return (x % n) as u32;
         }
     }
@@ -64,6 +68,36 @@ mod tests {
 
     // Recorded once from ChaCha8 seeded with 42; must never change.
     const PINNED_FACES: [u32; 8] = [4, 5, 5, 5, 3, 3, 3, 1];
+
+    /// A generator that hands out given numbers: the draws at the very
+    /// top of the range, where the accepted zone ends.
+    struct Given(Vec<u64>);
+
+    impl rand::TryRng for Given {
+        type Error = std::convert::Infallible;
+        fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
+            Ok(self.0.remove(0) as u32)
+        }
+        fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
+            Ok(self.0.remove(0))
+        }
+        fn try_fill_bytes(&mut self, _: &mut [u8]) -> Result<(), Self::Error> {
+            unimplemented!("not drawn")
+        }
+    }
+
+    #[test]
+    fn draws_at_the_end_of_the_range_are_rejected_exactly_past_the_zone() {
+        for n in [1u64, 2, 3, 6, 7, 1000, u32::MAX as u64] {
+            let zone = u64::MAX - (u64::MAX % n) - 1;
+            for x in [zone - 1, zone, zone + 1, u64::MAX - n, u64::MAX] {
+                // A rejected draw is followed by one that is taken.
+                let mut r = Given(vec![x, 5]);
+                let want = if x <= zone { x % n } else { 5 % n };
+                assert_eq!(below(&mut r, n as u32) as u64, want, "n {n}, x {x}");
+            }
+        }
+    }
 
     #[test]
     fn derived_seeds_differ() {
