@@ -579,14 +579,21 @@ impl<'a> Emit<'a> {
                     && matches!(&segs[..], [Seg::Index(Expr { kind: Kind::Int(i), .. })] if *i == k))
         };
         // A variable, or one field of `this`: written in place as read.
-        let simple = |e: &Expr| match &e.kind {
-            Kind::Var(_) => Some(format!("{:?}", e.kind)),
-            Kind::Path(root, segs) if matches!(root.kind, Kind::This) => match &segs[..] {
-                [Seg::Field(f)] => Some(format!("this.{f}")),
+        #[derive(PartialEq)]
+        enum Simple<'e> {
+            Var(VarId),
+            ThisField(&'e str),
+        }
+        fn simple(e: &Expr) -> Option<Simple<'_>> {
+            match &e.kind {
+                Kind::Var(v) => Some(Simple::Var(*v)),
+                Kind::Path(root, segs) if matches!(root.kind, Kind::This) => match &segs[..] {
+                    [Seg::Field(f)] => Some(Simple::ThisField(f.as_str())),
+                    _ => None,
+                },
                 _ => None,
-            },
-            _ => None,
-        };
+            }
+        }
         let same = |a: &Expr, b: &Expr| simple(a).is_some() && simple(a) == simple(b);
         let uses = {
             let mut n = 0;
