@@ -64,6 +64,8 @@ pub struct Emit<'a> {
     /// Reads `v[c]` that may move the element out instead of copying it
     /// (see `Emit::consumed_reads`), by expression, with `c` made positive.
     consumed: HashMap<ExprId, usize>,
+    /// Functions that return a few items inline (see `Emit::few_returns`).
+    few: HashSet<FnId>,
 }
 
 struct RecInfo {
@@ -83,7 +85,108 @@ impl<'a> Emit<'a> {
             copy: HashMap::new(),
             borrowed: HashSet::new(),
             consumed: HashMap::new(),
+            few: HashSet::new(),
         }
+    }
+
+    /// Functions whose every result is a list of a few items written out
+    /// (`return [[a, b]];`, `[[a, b], [c, d]]` at the end), up to
+    /// `rulesmith_runtime::FEW`, and whose every caller loops over it
+    /// (`for p in this.firing_pairs(a, b)`): they return a `Few`, kept
+    /// inline, instead of a vector allocated per call. Nothing else sees
+    /// the list, so nothing can tell. Entry points and continuations,
+    /// whose results the engine reads, never qualify.
+    fn few_returns(&mut self) -> HashSet<FnId> {
+        let few_items = |e: &Expr| matches!(&e.kind, Kind::Array(items) if items.len() <= rulesmith_runtime::FEW);
+        let mut looped: HashMap<FnId, usize> = HashMap::new();
+        let mut called: HashMap<FnId, usize> = HashMap::new();
+        for f in self.funcs {
+            let mut stmts = Vec::new();
+            every_stmt(&f.body, &mut stmts);
+            for s in stmts {
+                if let Stmt::For {
+                    iter: Iter::Array(a), ..
+                } = s
+                {
+                    if let Some(Callee::Script(g)) = self.t.callee.get(&a.id) {
+                        *looped.entry(*g).or_default() += 1;
+                    }
+                }
+            }
+            walk_block(&f.body, &mut |e| {
+                if let Some(Callee::Script(g)) = self.t.callee.get(&e.id) {
+                    *called.entry(*g).or_default() += 1;
+                }
+            });
+        }
+        let facts = self.facts;
+        let mut named: HashSet<&str> = [
+            &facts.setup,
+            &facts.turn_start,
+            &facts.turn_end,
+            &facts.summary,
+            &facts.render,
+            &facts.evaluate,
+            &facts.labels,
+        ]
+        .into_iter()
+        .flatten()
+        .map(String::as_str)
+        .collect();
+        named.extend(facts.invariants.iter().map(String::as_str));
+        named.extend(facts.actions.iter().map(|a| a.apply.as_str()));
+        for st in &facts.steps {
+            named.insert(st.legal.as_str());
+            named.extend(st.enter.as_deref());
+        }
+        let continuations: Vec<String> = self.t.continuations.keys().cloned().collect();
+        named.extend(continuations.iter().map(String::as_str));
+        let mut out = HashSet::new();
+        for (id, f) in self.funcs.iter().enumerate() {
+            let ret = self.t.ret_ty[id];
+            let vec = matches!(self.shape(ret), Shape::Arr(_)) && self.fixed_len(ret).is_none();
+            let loops_only = called.get(&id).is_some_and(|&n| n > 0 && looped.get(&id) == Some(&n));
+            if !vec || !loops_only || f.owner != Owner::Rules || named.contains(f.name.as_str()) {
+                continue;
+            }
+            let mut stmts = Vec::new();
+            every_stmt(&f.body, &mut stmts);
+            let returns_few = stmts.iter().all(|s| match s {
+                Stmt::Return(Some(e), _) => few_items(e),
+                Stmt::Return(None, _) => false,
+                _ => true,
+            });
+            let ends_few = match f.body.stmts.last() {
+                Some(Stmt::Expr(e)) | Some(Stmt::Return(Some(e), _)) => few_items(e),
+                _ => false,
+            };
+            if returns_few && ends_few {
+                out.insert(id);
+            }
+        }
+        out
+    }
+
+    /// A list of a few items written out, as a `Few` of the function's
+    /// element type.
+    fn few_literal(&mut self, e: &Expr) -> String {
+        let ret = self.t.ret_ty[self.cur];
+        let Shape::Arr(el) = self.shape(ret) else {
+            unreachable!("a few-returning function returns an array")
+        };
+        let Kind::Array(items) = &e.kind else {
+            unreachable!("checked by few_returns")
+        };
+        let mut lets = String::new();
+        let mut names = Vec::new();
+        for item in items {
+            let code = self.expr(item);
+            let code = self.convert(code, self.t.expr_ty[item.id], el, item.pos);
+            let t = self.tmp();
+            let _ = write!(lets, "let {t} = {code}; ");
+            names.push(t);
+        }
+        format!("{{ {lets}Few::of([{}]) }}", names.join(", "))
     }
 
     fn tmp(&mut self) -> String {
@@ -249,6 +352,7 @@ impl<'a> Emit<'a> {
         // recompiles) a module as a unit, so an edit to one file rebuilds
         // that file's functions, not the whole rule set.
         let mut by_file: std::collections::BTreeMap<usize, String> = std::collections::BTreeMap::new();
+        self.few = self.few_returns();
         for i in 0..self.funcs.len() {
             self.cur = i;
             self.tmp = 0;
@@ -483,7 +587,10 @@ impl<'a> Emit<'a> {
             let _ = write!(params, ", mut {}: {ty}", self.var(p));
         }
         let ret = self.t.ret_ty[id];
-        let rty = self.rty(ret);
+        let rty = match (self.few.contains(&id), self.shape(ret)) {
+            (true, Shape::Arr(el)) => format!("Few<{}>", self.rty(el)),
+            _ => self.rty(ret),
+        };
         let mut out = String::new();
         let file = self.facts.files[f.file].0.display().to_string();
         let _ = writeln!(out, "/// `{}` ({}:{})", f.name, file, f.pos.line);
@@ -511,6 +618,11 @@ impl<'a> Emit<'a> {
             let s = &b.stmts[i];
             let last = i + 1 == n;
             if let (true, Some(want), Stmt::Expr(e)) = (last, want, s) {
+                // The function's own last value, in a few-returning function.
+                if self.few.contains(&self.cur) && std::ptr::eq(b, &self.funcs[self.cur].body) {
+                    tail = Some(self.few_literal(e));
+                    break;
+                }
                 let code = self.expr(e);
                 let et = self.t.expr_ty[e.id];
                 tail = Some(self.convert(code, et, want, e.pos));
@@ -685,6 +797,7 @@ impl<'a> Emit<'a> {
             Stmt::Return(e, pos) => {
                 let ret = self.t.ret_ty[self.cur];
                 let code = match e {
+                    Some(e) if self.few.contains(&self.cur) => self.few_literal(e),
                     Some(e) => {
                         let c = self.expr(e);
                         let et = self.t.expr_ty[e.id];

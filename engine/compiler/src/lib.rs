@@ -500,6 +500,9 @@ mod tests {
             fn setup() {
                 this.n = 0;
                 for p in pairs(turn()) { this.n += p[0] + p[1]; }
+                // Kept, not only looped over: a vector (not a `Few`).
+                let kept = pairs(1);
+                this.n += kept.len();
                 let slots = grid_slots([0, 1], [0, 0], 0);
                 this.n += slots[0][1];
             }
@@ -511,7 +514,7 @@ mod tests {
             "{}",
             out.rust
         );
-        assert!(out.rust.contains("v1_slots: Vec<[i64; 2]>"), "{}", out.rust);
+        assert!(out.rust.contains("v2_slots: Vec<[i64; 2]>"), "{}", out.rust);
     }
 
     #[test]
@@ -593,6 +596,33 @@ mod tests {
         assert!(rust.contains("pub f_target: i64,"), "{rust}");
         // One literal lacks `extra`: optional there.
         assert!(rust.contains("pub f_extra: Option<i64>,"), "{rust}");
+    }
+
+    #[test]
+    fn a_few_items_returned_for_a_loop_are_kept_inline() {
+        let out = compile(&facts(
+            r#"
+            fn pairs(a) {
+                if a > 1 { return [[a, 1], [a, 2]]; }
+                [[a, 0]]
+            }
+            fn kept(a) { [[a, 0]] }
+            fn many(a) { [a, 1, 2, 3, 4] }
+            fn setup() {
+                this.n = 0;
+                for p in pairs(2) { this.n += p[1]; }
+                for p in kept(1) { this.n += p[0]; }
+                let k = kept(3);
+                for x in many(1) { this.n += x; }
+            }
+            "#,
+        ))
+        .expect("compiles");
+        let rust = &out.rust;
+        assert!(rust.contains("-> R<Few<[i64; 2]>>"), "{rust}");
+        assert!(rust.contains("Few::of([__t"), "{rust}");
+        // Kept in a variable by one caller, or more than a few: a vector.
+        assert_eq!(rust.matches("-> R<Few<").count(), 1, "{rust}");
     }
 
     #[test]

@@ -29,8 +29,47 @@ use value::{FromValue, Str, ToValue, Value};
 pub mod prelude {
     pub use crate::ops::*;
     pub use crate::value::{take_field, FromValue, Str, ToValue, Value, ValueMap};
+    pub use crate::Few;
     pub use crate::{At, CardData, CompiledRules, Domain, Fail, Outcomes, Place, Query, Rt};
     pub use rulesmith_core::board;
+}
+
+/// What a function returns when it always returns a few items written
+/// out (`[[a, b]]`, `[[a, b], [c, d]]`) and every caller loops over the
+/// result: kept inline, no allocation per call (see the compiler's
+/// `few_returns`).
+/// Only made and looped over: an array and a length (a general inline
+/// vector's checks for spilling to the heap cost more than they save here).
+#[derive(Clone, Debug)]
+pub struct Few<T> {
+    items: [T; FEW],
+    len: usize,
+}
+
+/// The most items a [`Few`] holds (the compiler's limit too).
+pub const FEW: usize = 4;
+
+impl<T: Default> Few<T> {
+    /// The items given, in order; at most [`FEW`] (the compiler makes sure).
+    #[inline]
+    pub fn of<const N: usize>(given: [T; N]) -> Few<T> {
+        debug_assert!(N <= FEW, "a Few holds at most {FEW} items");
+        let mut items: [T; FEW] = Default::default();
+        for (slot, x) in items.iter_mut().zip(given) {
+            *slot = x;
+        }
+        Few { items, len: N.min(FEW) }
+    }
+}
+
+impl<T> IntoIterator for Few<T> {
+    type Item = T;
+    type IntoIter = std::iter::Take<std::array::IntoIter<T, FEW>>;
+
+    #[inline]
+    fn into_iter(self) -> Self::IntoIter {
+        self.items.into_iter().take(self.len)
+    }
 }
 
 /// A place in the scripts: file index, function, line, column.
@@ -1008,6 +1047,16 @@ mod tests {
     /// A record the data does not fit (a name is not a number).
     fn name_as_int(c: CardData<'_>) -> Result<i64, Fail> {
         i64::from_value(c.field("name"))
+    }
+
+    #[test]
+    fn a_few_items_loop_in_order_and_only_those_given() {
+        let pairs: Vec<[i64; 2]> = Few::of([[1, 2], [3, 4]]).into_iter().collect();
+        assert_eq!(pairs, vec![[1, 2], [3, 4]]);
+        let names: Vec<Str> = Few::of([Str::lit("a")]).into_iter().collect();
+        assert_eq!(names, vec![Str::lit("a")]);
+        assert_eq!(Few::<i64>::of([]).into_iter().count(), 0);
+        assert_eq!(Few::of([1, 2, 3, 4]).into_iter().sum::<i64>(), 10);
     }
 
     #[test]
