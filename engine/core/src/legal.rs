@@ -886,7 +886,7 @@ mod tests {
 
     fn whole() -> impl Strategy<Value = Whole> {
         prop_oneof![
-            (1usize..=2, prop::collection::vec(-1i64..4, 0..7)).prop_map(|(w, v)| Whole::Numbers(w, v)),
+            (1usize..=3, prop::collection::vec(-1i64..4, 0..7)).prop_map(|(w, v)| Whole::Numbers(w, v)),
             (prop::collection::vec(-1i64..3, 0..6), 0i64..2).prop_map(|(v, m)| Whole::AtLeast(v, m)),
         ]
     }

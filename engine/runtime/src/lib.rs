@@ -38,6 +38,7 @@ pub mod prelude {
 /// out (`[[a, b]]`, `[[a, b], [c, d]]`) and every caller loops over the
 /// result: kept inline, no allocation per call (see the compiler's
 /// `few_returns`).
+///
 /// Only made and looped over: an array and a length (a general inline
 /// vector's checks for spilling to the heap cost more than they save here).
 #[derive(Clone, Debug)]
