@@ -1050,6 +1050,17 @@ mod tests {
         i64::from_value(c.field("name"))
     }
 
+    /// A plain field (one `setup` always sets) read back from saved data
+    /// that lacks it: refused, naming the field (docs/compiler.md).
+    #[test]
+    fn a_missing_plain_field_is_refused_by_name() {
+        let mut m = value::ValueMap::new();
+        m.insert(Str::lit("hull"), Value::Int(3));
+        assert_eq!(value::take_field(&mut m, "hull").unwrap(), Value::Int(3));
+        let e = value::take_field(&mut m, "hull").unwrap_err();
+        assert_eq!(e.into_message(), "property 'hull' is missing");
+    }
+
     #[test]
     fn a_few_items_loop_in_order_and_only_those_given() {
         let pairs: Vec<[i64; 2]> = Few::of([[1, 2], [3, 4]]).into_iter().collect();
