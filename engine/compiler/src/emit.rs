@@ -177,15 +177,7 @@ impl<'a> Emit<'a> {
         let Kind::Array(items) = &e.kind else {
             unreachable!("checked by few_returns")
         };
-        let mut lets = String::new();
-        let mut names = Vec::new();
-        for item in items {
-            let code = self.expr(item);
-            let code = self.convert(code, self.t.expr_ty[item.id], el, item.pos);
-            let t = self.tmp();
-            let _ = write!(lets, "let {t} = {code}; ");
-            names.push(t);
-        }
+        let (lets, names) = self.args(items, &vec![Some(el); items.len()]);
         format!("{{ {lets}Few::of([{}]) }}", names.join(", "))
     }
 
@@ -991,13 +983,7 @@ impl<'a> Emit<'a> {
         let (m, mt) = if mutable { ("_mut", "&mut ") } else { ("", "&") };
         let at = self.at(pos);
         for (s, ix) in segs[..n].iter().zip(idx) {
-            let key = match s {
-                Seg::Field(k) => Some(k.clone()),
-                Seg::Index(e) => match &e.kind {
-                    Kind::Str(k) => Some(k.clone()),
-                    _ => None,
-                },
-            };
+            let key = s.key().map(str::to_string);
             match (self.shape(ty), key) {
                 (Shape::Dyn, Some(k)) => {
                     cur = format!("vfield{m}({cur}, {k:?}){at}");
@@ -1106,15 +1092,7 @@ impl<'a> Emit<'a> {
             (Kind::Array(items), None, Shape::Arr(el))
                 if !items.is_empty() && self.fixed_len(pt).is_none() && matches!(place.kind, Kind::Path(..)) =>
             {
-                let mut lines = String::new();
-                let mut temps = Vec::new();
-                for item in items {
-                    let code = self.expr(item);
-                    let code = self.convert(code, self.t.expr_ty[item.id], el, item.pos);
-                    let t = self.tmp();
-                    let _ = write!(lines, "let {t} = {code}; ");
-                    temps.push(t);
-                }
+                let (lines, temps) = self.args(items, &vec![Some(el); items.len()]);
                 Some((lines, temps.join(", ")))
             }
             _ => None,
@@ -1178,13 +1156,7 @@ impl<'a> Emit<'a> {
         let root_ty = self.t.expr_ty[root.id];
         let (parent, parent_ty) = self.chain(r, root_ty, segs, &idx, true, true, pos);
         let last = segs.last().expect("a segment");
-        let key = match last {
-            Seg::Field(k) => Some(k.clone()),
-            Seg::Index(e) => match &e.kind {
-                Kind::Str(k) => Some(k.clone()),
-                _ => None,
-            },
-        };
+        let key = last.key().map(str::to_string);
         let at = self.at(pos);
         // `this.list = []` empties the vector in place: its allocation is
         // kept for the pushes that usually follow (a turn's locks, say).
@@ -2246,17 +2218,8 @@ impl<'a> Emit<'a> {
 
     fn entry_points(&mut self) -> String {
         let facts = self.facts;
-        let find = |name: &Option<String>, arity: usize| -> Option<FnId> {
-            let n = name.as_ref()?;
-            self.funcs.iter().rposition(|f| {
-                f.owner == Owner::Rules && f.copy_of.is_none() && &f.name == n && f.params.len() == arity
-            })
-        };
-        let find_name = |n: &str, arity: usize| -> Option<FnId> {
-            self.funcs
-                .iter()
-                .rposition(|f| f.owner == Owner::Rules && f.copy_of.is_none() && f.name == n && f.params.len() == arity)
-        };
+        let find = |name: &Option<String>, arity: usize| rule_function(self.funcs, name.as_ref()?, arity);
+        let find_name = |n: &str, arity: usize| rule_function(self.funcs, n, arity);
         let call = |this: &Self, id: Option<FnId>, args: &str| -> String {
             match id {
                 Some(id) => {
@@ -2517,14 +2480,12 @@ fn var_written(b: &Block, v: VarId) -> bool {
 /// code borrows each field on its own ([`field_base`]), so one may be
 /// written while the other is borrowed.
 fn distinct_fields_of_this(a: &Expr, b: &Expr) -> bool {
-    let first_field = |e: &Expr| match &e.kind {
-        Kind::Path(root, segs) if matches!(root.kind, Kind::This) => match segs.first() {
-            Some(Seg::Field(k)) => Some(k.clone()),
-            Some(Seg::Index(Expr { kind: Kind::Str(k), .. })) => Some(k.clone()),
+    fn first_field(e: &Expr) -> Option<&str> {
+        match &e.kind {
+            Kind::Path(root, segs) if matches!(root.kind, Kind::This) => segs.first().and_then(Seg::key),
             _ => None,
-        },
-        _ => None,
-    };
+        }
+    }
     matches!((first_field(a), first_field(b)), (Some(x), Some(y)) if x != y)
 }
 

@@ -86,6 +86,25 @@ pub enum Seg {
     Index(Expr),
 }
 
+impl Seg {
+    /// The map key this step reads: `.k`, or `["k"]` with a literal key.
+    pub fn key(&self) -> Option<&str> {
+        match self {
+            Seg::Field(k) => Some(k),
+            Seg::Index(Expr { kind: Kind::Str(k), .. }) => Some(k),
+            Seg::Index(_) => None,
+        }
+    }
+}
+
+/// The rule scripts' function `name` taking `arity` arguments (the last
+/// one defined, as a later script replaces an earlier one), not a copy.
+pub fn rule_function(funcs: &[Func], name: &str, arity: usize) -> Option<FnId> {
+    funcs
+        .iter()
+        .rposition(|f| f.owner == Owner::Rules && f.copy_of.is_none() && f.name == name && f.params.len() == arity)
+}
+
 #[derive(Clone, Debug)]
 pub struct Expr {
     pub id: ExprId,

@@ -207,7 +207,7 @@ pub fn compile(facts: &Facts) -> Result<Output, CompileError> {
         specialize::specialize(facts, funcs, &rule_fns, &card_fns, next_expr)?;
     setup_fields::mark(
         &funcs,
-        setup_fields::find_setup(&funcs, facts.setup.as_deref()),
+        facts.setup.as_deref().and_then(|n| ir::rule_function(&funcs, n, 0)),
         &mut typed,
     );
     let fallbacks = explain(facts, &funcs, &mut typed);

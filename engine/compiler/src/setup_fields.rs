@@ -24,7 +24,7 @@
 use crate::infer::{Callee, Typed};
 use crate::ir::{walk_block, walk_expr, walk_stmt, Block, Expr, FnId, Func, Kind, Seg, Stmt};
 use crate::types::Shape;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashSet};
 
 /// What may be read of `this`: some fields, or all of it.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -151,7 +151,7 @@ fn stmt_reads(s: &Stmt, t: &Typed, out: &mut (Reads, HashSet<FnId>)) {
 /// The reads one expression makes itself (not those below it).
 fn expr_read(e: &Expr, t: &Typed, out: &mut (Reads, HashSet<FnId>)) {
     match &e.kind {
-        Kind::Path(root, segs) if matches!(root.kind, Kind::This) => match first_key(segs) {
+        Kind::Path(root, segs) if matches!(root.kind, Kind::This) => match segs.first().and_then(Seg::key) {
             Some(k) => {
                 out.0.fields.insert(k.to_string());
             }
@@ -169,18 +169,10 @@ fn expr_read(e: &Expr, t: &Typed, out: &mut (Reads, HashSet<FnId>)) {
     }
 }
 
-fn first_key(segs: &[Seg]) -> Option<&str> {
-    match segs.first() {
-        Some(Seg::Field(k)) => Some(k),
-        Some(Seg::Index(Expr { kind: Kind::Str(k), .. })) => Some(k),
-        _ => None,
-    }
-}
-
 /// `this.f` exactly: the field a plain assignment writes whole.
 fn whole_field(place: &Expr) -> Option<&str> {
     match &place.kind {
-        Kind::Path(root, segs) if matches!(root.kind, Kind::This) && segs.len() == 1 => first_key(segs),
+        Kind::Path(root, segs) if matches!(root.kind, Kind::This) && segs.len() == 1 => segs[0].key(),
         _ => None,
     }
 }
@@ -271,16 +263,4 @@ impl Walk<'_> {
             self.read.add(r);
         }
     }
-}
-
-/// The function named `name` with no parameters among the rule scripts'.
-pub fn find_setup(funcs: &[Func], name: Option<&str>) -> Option<FnId> {
-    let name = name?;
-    let by_name: HashMap<&str, FnId> = funcs
-        .iter()
-        .enumerate()
-        .filter(|(_, f)| f.copy_of.is_none() && f.params.is_empty() && f.owner == crate::ir::Owner::Rules)
-        .map(|(i, f)| (f.name.as_str(), i))
-        .collect();
-    by_name.get(name).copied()
 }
