@@ -626,6 +626,25 @@ mod tests {
     }
 
     #[test]
+    fn this_passed_as_a_value_in_an_assignment_may_read_any_field() {
+        let out = compile(&facts(
+            r#"
+            fn peek(m) { m.b }
+            fn look() { this.seen = peek(this); 0 }
+            fn setup() {
+                this.a = 1;
+                let x = look();
+                this.b = 2;
+            }
+            "#,
+        ))
+        .expect("compiles");
+        assert!(out.rust.contains("pub f_a: i64,"), "{}", out.rust);
+        // `look` gives `peek` all of `this`, which reads `b` before it is set.
+        assert!(out.rust.contains("pub f_b: Option<i64>,"), "{}", out.rust);
+    }
+
+    #[test]
     fn fields_of_a_this_built_from_a_map_literal_keep_their_presence() {
         let out = compile(&facts(
             r#"

@@ -130,17 +130,26 @@ fn stmt_reads(s: &Stmt, t: &Typed, out: &mut (Reads, HashSet<FnId>)) {
     } = s
     {
         if whole_field(place).is_some() {
-            walk_expr(value, &mut |e| expr_read(e, t, out));
-            return;
+            return reads_below(&|f| walk_expr(value, f), t, out);
         }
     }
+    reads_below(&|f| walk_stmt(s, f), t, out)
+}
+
+/// The reads of every expression `walk` visits: paths through `this`,
+/// calls, and `this` itself as a value (not as a path's root), which may
+/// read any of it.
+/// A walk over expressions: it calls the visitor on each.
+type Walker<'w, 'a> = &'w dyn Fn(&mut dyn FnMut(&'a Expr));
+
+fn reads_below<'a>(walk: Walker<'_, 'a>, t: &Typed, out: &mut (Reads, HashSet<FnId>)) {
     let mut roots = HashSet::new();
-    walk_stmt(s, &mut |e| {
+    walk(&mut |e| {
         if let Kind::Path(root, _) = &e.kind {
             roots.insert(root.id);
         }
     });
-    walk_stmt(s, &mut |e| {
+    walk(&mut |e| {
         if matches!(e.kind, Kind::This) && !roots.contains(&e.id) {
             out.0.all = true;
         }
@@ -250,9 +259,8 @@ impl Walk<'_> {
     }
 
     fn note_reads_of_expr(&mut self, e: &Expr) {
-        let s = Stmt::Expr(e.clone());
         let mut mine = (Reads::default(), HashSet::new());
-        stmt_reads(&s, self.t, &mut mine);
+        reads_below(&|f| walk_expr(e, f), self.t, &mut mine);
         self.note(&mine);
     }
 
