@@ -81,6 +81,7 @@ pub struct Legal {
 
 impl Legal {
     /// Forgets every action (keeps the buffers).
+    #[inline]
     pub fn clear(&mut self) {
         self.segments.clear();
         self.singles.clear();
@@ -93,6 +94,7 @@ impl Legal {
     }
 
     /// Number of legal actions.
+    #[inline]
     pub fn len(&self) -> usize {
         self.len
     }
@@ -210,10 +212,12 @@ impl Legal {
         }
     }
 
+    #[inline]
     fn choices(&self, domain: usize) -> usize {
         self.domains[domain].count as usize
     }
 
+    #[inline]
     fn choice(&self, domain: usize, k: usize) -> &[i64] {
         let d = self.domains[domain];
         let (from, to) = if d.starts_at == UNIFORM {
