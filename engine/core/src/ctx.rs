@@ -42,6 +42,11 @@ pub struct Ctx {
     /// The groups of legal actions `recall` did not find, being listed:
     /// key, where the group began in `legal`, and its stamp.
     pub recalling: Vec<(i64, usize, Vec<i64>)>,
+    /// A seat was put out since the game last looked for a last seat
+    /// standing: the only way `Core::out` changes, so the look (a pass
+    /// over the seats after every call) is only needed then. Left set by a
+    /// call whose changes were thrown away, it costs one needless look.
+    pub eliminated: bool,
 }
 
 impl Ctx {
@@ -151,6 +156,7 @@ impl Ctx {
     pub fn eliminate(&mut self, seat: i64) -> Result<(), String> {
         let s = self.seat(seat)?;
         self.core.out[s] = true;
+        self.eliminated = true;
         Ok(())
     }
 

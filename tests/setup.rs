@@ -1,0 +1,68 @@
+//! A game's setup depends only on the variant and the seat count, so a
+//! `Game` runs it once per seat count and starts later games from a copy of
+//! its result; it still runs it for every game when that run is wanted
+//! (calls counted, a person watching).
+
+mod common;
+
+use common::{game, root};
+use rulesmith_core::{rng, Game, Variant};
+use rulesmith_lab::playout;
+use std::path::PathBuf;
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("rulesmith-setup-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `benches/floor` with a setup that narrates.
+fn narrating_floor() -> Game {
+    let dir = scratch("narrating");
+    std::fs::copy(root().join("benches/floor/variant.toml"), dir.join("variant.toml")).unwrap();
+    std::fs::write(
+        dir.join("rules.rhai"),
+        "fn setup() { narrate(\"set up for \" + seats()); start_turns(0); }\n\
+         fn play_legal() { add(\"pass\"); }\n\
+         fn do_pass() { end_turn(); }\n",
+    )
+    .unwrap();
+    rulesmith_rhai::interpreted(Variant::load(&dir).unwrap()).unwrap()
+}
+
+#[test]
+fn later_games_start_where_a_fresh_setup_would() {
+    let reused = game("sirius-multiplayer");
+    for (i, players) in [3, 4, 3, 6, 4].into_iter().enumerate() {
+        let mut state = reused.new_game(players).unwrap();
+        let fresh = game("sirius-multiplayer");
+        let expected = fresh.new_game(players).unwrap();
+        assert_eq!(
+            reused.save_state(&state).unwrap(),
+            fresh.save_state(&expected).unwrap(),
+            "game {i} ({players} players)"
+        );
+        // Playing the copy leaves the kept state as it was.
+        let mut r = rng::seeded(i as u64);
+        playout::random_playout(&reused, &mut state, &mut r, None, 200).unwrap();
+        assert_ne!(reused.save_state(&state).unwrap(), fresh.save_state(&expected).unwrap());
+    }
+}
+
+#[test]
+fn setup_runs_for_every_game_while_calls_are_counted_or_watched() {
+    let g = narrating_floor();
+    g.track_calls(true);
+    for _ in 0..3 {
+        g.new_game(2).unwrap();
+    }
+    assert_eq!(g.calls().get("setup"), Some(&3), "{:?}", g.calls());
+    g.track_calls(false);
+
+    g.set_watched(true);
+    g.new_game(2).unwrap();
+    g.new_game(3).unwrap();
+    g.new_game(2).unwrap();
+    assert_eq!(g.take_narration(), ["set up for 2", "set up for 3", "set up for 2"]);
+}
