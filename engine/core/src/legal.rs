@@ -457,35 +457,59 @@ impl Legal {
         if domains.len() > MAX_ARGS {
             return None;
         }
+        // Each domain is read once: its numbers are checked as they are
+        // kept, past the last finished product, where an unfinished one
+        // (a failed `add_all` elsewhere) is dropped first. Any way out but
+        // a kept product drops them again, so nothing else changes.
+        self.start_product();
         let bounds = template.bounds();
-        let mut counts = [0usize; MAX_ARGS];
+        let first = self.domains.len();
         let mut count = 1usize;
         let mut slot = 0;
         let mut fits = true;
-        for (d, c) in domains.iter().zip(&mut counts) {
-            match *d {
+        for d in domains {
+            let values_at = self.values.len();
+            let (n, width) = match *d {
                 Given::Numbers(width, numbers) => {
-                    *c = choices_of(width, numbers.len())?;
-                    let slots = bounds.get(slot..slot + width)?;
-                    fits &= all_within(&numbers[..*c * width], slots);
-                    slot += width;
+                    let Some(n) = choices_of(width, numbers.len()) else {
+                        self.start_product();
+                        return None;
+                    };
+                    let Some(slots) = bounds.get(slot..slot + width) else {
+                        self.start_product();
+                        return None;
+                    };
+                    let numbers = &numbers[..n * width];
+                    fits &= all_within(numbers, slots);
+                    self.values.extend_from_slice(numbers);
+                    (n, width)
                 }
                 Given::AtLeast(values, min) => {
-                    // Increasing indices: the first and last bound them all.
-                    let (mut first, mut last) = (usize::MAX, 0);
                     for (i, &v) in values.iter().enumerate() {
                         if v >= min {
-                            first = first.min(i);
-                            last = i;
-                            *c += 1;
+                            self.values.push(i as i64);
                         }
                     }
-                    let &(lo, hi) = bounds.get(slot)?;
-                    fits &= *c == 0 || (lo <= first as i64 && last as i64 <= hi);
-                    slot += 1;
+                    // Increasing indices: the first and last bound them all.
+                    let kept = &self.values[values_at..];
+                    let Some(&(lo, hi)) = bounds.get(slot) else {
+                        self.start_product();
+                        return None;
+                    };
+                    if let (Some(&low), Some(&high)) = (kept.first(), kept.last()) {
+                        fits &= lo <= low && high <= hi;
+                    }
+                    (kept.len(), 1)
                 }
-            }
-            count = count.saturating_mul(*c);
+            };
+            slot += width;
+            count = count.saturating_mul(n);
+            self.domains.push(Domain {
+                values_at: values_at as u32,
+                count: n as u32,
+                width: width as u32,
+                starts_at: UNIFORM,
+            });
         }
         // As `commit`: an empty product is harmless anywhere.
         if count == 0 {
@@ -497,33 +521,8 @@ impl Legal {
             return Some(Err(NOT_COLLECTING.into()));
         }
         if !fits || slot != template.arity() || self.len.saturating_add(count) > MAX_LEGAL {
+            self.start_product();
             return None;
-        }
-        // An unfinished product (a failed `add_all` elsewhere) goes.
-        self.start_product();
-        let first = self.domains.len();
-        for (d, &n) in domains.iter().zip(&counts) {
-            let values_at = self.values.len() as u32;
-            let width = match *d {
-                Given::Numbers(width, numbers) => {
-                    self.values.extend_from_slice(&numbers[..n * width]);
-                    width
-                }
-                Given::AtLeast(values, min) => {
-                    for (i, &v) in values.iter().enumerate() {
-                        if v >= min {
-                            self.values.push(i as i64);
-                        }
-                    }
-                    1
-                }
-            };
-            self.domains.push(Domain {
-                values_at,
-                count: n as u32,
-                width: width as u32,
-                starts_at: UNIFORM,
-            });
         }
         // Within MAX_LEGAL, checked above.
         self.len += count;
