@@ -8,7 +8,7 @@
 //! resolved indices and return plain messages; the engine that called them
 //! adds the file, function and line.
 
-use crate::legal::{Given, Legal, NOT_COLLECTING};
+use crate::legal::{AsGiven, Legal, NOT_COLLECTING};
 use crate::state::{Action, ChanceSource, Core, MemoGroup, PendingChance, Seat, Status, MAX_ARGS};
 use crate::variant::Variant;
 use std::borrow::Cow;
@@ -239,7 +239,12 @@ impl Ctx {
     /// changed) when the product must be built step by step instead (see
     /// [`Legal`]).
     #[inline]
-    pub fn add_product(&mut self, variant: &Variant, kind: u16, domains: &[Given<'_>]) -> Option<Result<(), String>> {
+    pub fn add_product(
+        &mut self,
+        variant: &Variant,
+        kind: u16,
+        domains: &[impl AsGiven],
+    ) -> Option<Result<(), String>> {
         let template = &variant.actions[kind as usize].template;
         self.legal.add_product(kind, template, self.collecting, domains)
     }

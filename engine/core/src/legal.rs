@@ -452,7 +452,7 @@ impl Legal {
         kind: u16,
         template: &Template,
         collecting: bool,
-        domains: &[Given<'_>],
+        domains: &[impl AsGiven],
     ) -> Option<Result<(), String>> {
         if domains.len() > MAX_ARGS {
             return None;
@@ -468,8 +468,12 @@ impl Legal {
         let mut slot = 0;
         let mut fits = true;
         for d in domains {
+            let Some(d) = d.as_given() else {
+                self.start_product();
+                return None;
+            };
             let values_at = self.values.len();
-            let (n, width) = match *d {
+            let (n, width) = match d {
                 Given::Numbers(width, numbers) => {
                     let Some(n) = choices_of(width, numbers.len()) else {
                         self.start_product();
@@ -641,6 +645,21 @@ pub enum Given<'a> {
     Numbers(usize, &'a [i64]),
     /// The indices of the values at least `min`: what `at_least` lists.
     AtLeast(&'a [i64], i64),
+}
+
+/// A domain as [`Legal::add_product`] reads it: [`Given`], or `None` when it
+/// cannot be given whole. The compiled rules' own domains implement it, so
+/// that each is read in place as the product is built (no list of `Given`
+/// made first).
+pub trait AsGiven {
+    fn as_given(&self) -> Option<Given<'_>>;
+}
+
+impl AsGiven for Given<'_> {
+    #[inline]
+    fn as_given(&self) -> Option<Given<'_>> {
+        Some(*self)
+    }
 }
 
 /// How many choices of `width` numbers `len` numbers hold; `None` for a
@@ -885,12 +904,26 @@ mod tests {
     enum Whole {
         Numbers(usize, Vec<i64>),
         AtLeast(Vec<i64>, i64),
+        /// Numbers the whole path declines (as compiled rules' dynamic
+        /// values): only the step-by-step path takes them.
+        Declined(Vec<i64>),
+    }
+
+    impl AsGiven for Whole {
+        fn as_given(&self) -> Option<Given<'_>> {
+            match self {
+                Whole::Numbers(w, v) => Some(Given::Numbers(*w, v)),
+                Whole::AtLeast(v, m) => Some(Given::AtLeast(v, *m)),
+                Whole::Declined(_) => None,
+            }
+        }
     }
 
     fn whole() -> impl Strategy<Value = Whole> {
         prop_oneof![
             (1usize..=3, prop::collection::vec(-1i64..4, 0..7)).prop_map(|(w, v)| Whole::Numbers(w, v)),
             (prop::collection::vec(-1i64..3, 0..6), 0i64..2).prop_map(|(v, m)| Whole::AtLeast(v, m)),
+            prop::collection::vec(-1i64..4, 0..4).prop_map(Whole::Declined),
         ]
     }
 
@@ -907,7 +940,7 @@ mod tests {
             collecting in prop::sample::select(vec![true, true, true, false]),
             unfinished in any::<bool>(),
         ) {
-            let width: usize = domains.iter().map(|d| match d { Whole::Numbers(w, _) => *w, Whole::AtLeast(..) => 1 }).sum();
+            let width: usize = domains.iter().map(|d| match d { Whole::Numbers(w, _) => *w, _ => 1 }).sum();
             let slots = (width + extra_slot as usize).min(MAX_ARGS);
             let text: String = std::iter::once("go").chain(std::iter::repeat_n(" {side}", slots)).collect();
             let t = template(&text);
@@ -922,10 +955,6 @@ mod tests {
             let (mut whole_path, mut steps) = (Legal::default(), Legal::default());
             start(&mut whole_path);
             start(&mut steps);
-            let given: Vec<Given<'_>> = domains.iter().map(|d| match d {
-                Whole::Numbers(w, v) => Given::Numbers(*w, v),
-                Whole::AtLeast(v, m) => Given::AtLeast(v, *m),
-            }).collect();
             let step_by_step = |legal: &mut Legal| {
                 legal.start_product();
                 for d in &domains {
@@ -933,13 +962,14 @@ mod tests {
                     match d {
                         Whole::Numbers(w, v) => legal.push_choices(*w, v),
                         Whole::AtLeast(v, m) => legal.push_choices(1, &crate::natives::at_least(v, *m)),
+                        Whole::Declined(v) => legal.push_choices(1, v),
                     }
                 }
                 legal.finish_product(2, &t, collecting)
             };
             let before = whole_path.to_vec();
             let want = step_by_step(&mut steps);
-            let got = match whole_path.add_product(2, &t, collecting, &given) {
+            let got = match whole_path.add_product(2, &t, collecting, &domains) {
                 Some(r) => r,
                 None => {
                     prop_assert_eq!(whole_path.to_vec(), before);

@@ -14,7 +14,7 @@
 pub mod ops;
 pub mod value;
 
-use rulesmith_core::legal::{self, Given};
+use rulesmith_core::legal::{self, AsGiven, Given};
 use rulesmith_core::rules::{Data, Entry, FunctionProfile, Limits, NativeData, Reply, Rules};
 use rulesmith_core::state::Outcome;
 use rulesmith_core::variant::{self, Variant};
@@ -285,6 +285,23 @@ impl Domain<'_> {
             Domain::Dyn(other) => return Err(legal::not_a_domain(other.type_name())),
         }
         Ok(())
+    }
+}
+
+/// A domain the core can take whole: numbers of one width, or `at_least`.
+impl AsGiven for Domain<'_> {
+    #[inline]
+    fn as_given(&self) -> Option<Given<'_>> {
+        Some(match self {
+            Domain::One(x) => Given::Numbers(1, std::slice::from_ref(x)),
+            Domain::Ints(v) => Given::Numbers(1, v),
+            Domain::Tuples(t) => {
+                let (width, numbers) = t.flat()?;
+                Given::Numbers(width, numbers)
+            }
+            Domain::AtLeast(values, min) => Given::AtLeast(values, *min),
+            Domain::Dyn(_) => return None,
+        })
     }
 }
 
@@ -617,30 +634,13 @@ impl Rt<'_> {
     }
 
     /// `add_all` in one call to the core ([`Ctx::add_product`]) when every
-    /// domain is numbers, read in place: what nearly every compiled
-    /// `add_all` gives. `None` when it takes the step-by-step path
-    /// (dynamic values, tuples of no numbers, a product the core will not
-    /// take whole).
+    /// domain is numbers, read in place (see [`AsGiven`] for [`Domain`]):
+    /// what nearly every compiled `add_all` gives. `None` when it takes the
+    /// step-by-step path (dynamic values, tuples of no numbers, a product
+    /// the core will not take whole).
     #[inline]
     fn add_all_whole(&mut self, kind: usize, domains: &[Domain<'_>]) -> Option<Result<(), String>> {
-        const MAX: usize = rulesmith_core::state::MAX_ARGS;
-        if domains.len() > MAX {
-            return None;
-        }
-        let mut given = [Given::Numbers(1, &[]); MAX];
-        for (g, d) in given.iter_mut().zip(domains) {
-            *g = match d {
-                Domain::One(x) => Given::Numbers(1, std::slice::from_ref(x)),
-                Domain::Ints(v) => Given::Numbers(1, v),
-                Domain::Tuples(t) => {
-                    let (width, numbers) = t.flat()?;
-                    Given::Numbers(width, numbers)
-                }
-                Domain::AtLeast(values, min) => Given::AtLeast(values, *min),
-                Domain::Dyn(_) => return None,
-            };
-        }
-        self.cx.add_product(self.variant, kind as u16, &given[..domains.len()])
+        self.cx.add_product(self.variant, kind as u16, domains)
     }
 
     pub fn add_all_dyn(&mut self, kind: usize, domains: Value) -> Result<(), String> {
