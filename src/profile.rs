@@ -6,7 +6,7 @@
 use crate::common::{all_sets, load_variant, players, report_failure, BoundArgs, FailedGame, VariantArgs};
 use crate::Failure;
 use rulesmith_core::record::Record;
-use rulesmith_core::{rng, FunctionProfile, Game, GameError};
+use rulesmith_core::{rng, FunctionProfile, Game, GameError, State};
 use rulesmith_lab::playout::{self, Counts};
 use rulesmith_lab::sim;
 use serde_json::json;
@@ -170,12 +170,20 @@ pub fn run(args: Args) -> Result<(), Failure> {
 fn play(game: &Game, args: &Args, players: usize) -> Result<Run, Failure> {
     let start = Instant::now();
     let mut counts = Counts::default();
+    let mut scratch = None;
     for i in 0..args.games {
         let seed = rng::derive(args.seed, i);
-        let c = random_game(game, players, seed, None, args.bounds.max_decisions).map_err(|e| {
+        let c = random_game(game, players, seed, None, args.bounds.max_decisions, &mut scratch).map_err(|e| {
             // Played again with a record, to show the game.
             let mut record = Record::default();
-            let _ = random_game(game, players, seed, Some(&mut record), args.bounds.max_decisions);
+            let _ = random_game(
+                game,
+                players,
+                seed,
+                Some(&mut record),
+                args.bounds.max_decisions,
+                &mut None,
+            );
             let sets = all_sets(&args.common).unwrap_or_default();
             let where_ = report_failure(
                 args.bounds.failures.as_deref(),
@@ -208,19 +216,28 @@ fn play(game: &Game, args: &Args, players: usize) -> Result<Run, Failure> {
 
 /// One random game from a fresh state to its end; an error if it is still
 /// running after `max` decisions.
+/// One random game in `scratch`: a state kept from the last game, whose
+/// allocations the new one reuses.
 fn random_game(
     game: &Game,
     players: usize,
     seed: u64,
     record: Option<&mut Record>,
     max: u64,
+    scratch: &mut Option<State>,
 ) -> Result<Counts, GameError> {
     let mut r = rng::seeded(seed);
-    let mut state = game.new_game(players)?;
+    let state = match scratch {
+        Some(s) => {
+            game.new_game_into(players, s)?;
+            s
+        }
+        None => scratch.insert(game.new_game(players)?),
+    };
     if record.is_none() {
         state.forget_history(); // what is timed: a playout keeps no history
     }
-    let counts = playout::random_playout(game, &mut state, &mut r, record, max)?;
+    let counts = playout::random_playout(game, state, &mut r, record, max)?;
     if !state.is_terminal() {
         return Err(sim::endless_game(max, state.core.turn));
     }

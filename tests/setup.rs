@@ -66,3 +66,25 @@ fn setup_runs_for_every_game_while_calls_are_counted_or_watched() {
     g.new_game(2).unwrap();
     assert_eq!(g.take_narration(), ["set up for 2", "set up for 3", "set up for 2"]);
 }
+
+#[test]
+fn a_new_game_into_a_played_state_is_the_new_game() {
+    let g = game("sirius-multiplayer");
+    let mut state = g.new_game(4).unwrap();
+    let mut r = rng::seeded(3);
+    playout::random_playout(&g, &mut state, &mut r, None, 200).unwrap();
+    for players in [3, 4, 6] {
+        g.new_game_into(players, &mut state).unwrap();
+        let fresh = game("sirius-multiplayer");
+        assert_eq!(
+            g.save_state(&state).unwrap(),
+            fresh.save_state(&fresh.new_game(players).unwrap()).unwrap(),
+            "{players} players"
+        );
+    }
+    // Refused seat counts leave the state as it was.
+    let before = g.save_state(&state).unwrap();
+    assert!(g.new_game_into(1, &mut state).is_err());
+    assert!(g.new_game_into(7, &mut state).is_err());
+    assert_eq!(g.save_state(&state).unwrap(), before);
+}

@@ -248,6 +248,26 @@ impl Game {
 
     /// A new game for `players` seats, run up to the first decision or chance.
     pub fn new_game(&self, players: usize) -> Result<State, GameError> {
+        self.check_players(players)?;
+        if let Some(state) = self.kept_setup(players).as_deref() {
+            return Ok(state.clone());
+        }
+        self.set_up_game(players)
+    }
+
+    /// [`Game::new_game`] into `state`, reusing its allocations: what a
+    /// loop of playouts calls between games. On an error `state` is left
+    /// as it was.
+    pub fn new_game_into(&self, players: usize, state: &mut State) -> Result<(), GameError> {
+        self.check_players(players)?;
+        match self.kept_setup(players).as_deref() {
+            Some(kept) => state.clone_from(kept),
+            None => *state = self.set_up_game(players)?,
+        }
+        Ok(())
+    }
+
+    fn check_players(&self, players: usize) -> Result<(), GameError> {
         let p = self.variant.players;
         if players < p.min || players > p.max {
             return Err(GameError::Players {
@@ -256,14 +276,27 @@ impl Game {
                 max: p.max,
             });
         }
-        // A watched game runs setup for what it narrates (and the rules
-        // may render differently when watched); a tracked one, to count it.
-        let reuse = !self.tracking.get() && !self.ctx.borrow().watched;
-        if reuse {
-            if let Some(Some(state)) = self.set_up.borrow().get(players) {
-                return Ok(state.clone());
-            }
+        Ok(())
+    }
+
+    /// Whether a new game may start from the kept result of setup: not
+    /// when a person watches (setup runs for what it narrates, and the
+    /// rules may render differently then), nor while calls are counted.
+    fn reuses_setup(&self) -> bool {
+        !self.tracking.get() && !self.ctx.borrow().watched
+    }
+
+    /// The kept result of setup for `players` seats, if it may be used.
+    fn kept_setup(&self, players: usize) -> Option<std::cell::Ref<'_, State>> {
+        if !self.reuses_setup() {
+            return None;
         }
+        std::cell::Ref::filter_map(self.set_up.borrow(), |kept| kept.get(players)?.as_ref()).ok()
+    }
+
+    /// Runs setup on a blank game of `players` seats (checked), and keeps
+    /// its result for later games when that is allowed.
+    fn set_up_game(&self, players: usize) -> Result<State, GameError> {
         let set_up = |g: &Game, s: &mut State| {
             g.reset_ctx();
             g.run(s, Entry::Setup)?;
@@ -274,7 +307,7 @@ impl Game {
         // Only a failed setup needs the state before it, and that state is
         // made again rather than kept.
         self.with_calls(r, |g| Some(g.blank_state(players)), set_up)?;
-        if reuse {
+        if self.reuses_setup() {
             let mut kept = self.set_up.borrow_mut();
             if kept.len() <= players {
                 kept.resize(players + 1, None);

@@ -107,15 +107,20 @@ pub fn random_games(
     max_decisions: u64,
 ) -> Result<Counts, (u64, GameError)> {
     let mut total = Counts::default();
+    // One state for every game: each starts as a copy into the last one's
+    // allocations.
+    let mut state: Option<State> = None;
     for seed in seeds {
         let mut r = rng::seeded(seed);
-        let counts = game
-            .new_game(players)
-            .and_then(|mut s| {
-                s.forget_history();
-                random_playout(game, &mut s, &mut r, None, max_decisions)
-            })
-            .map_err(|e| (seed, e))?;
+        let counts = match &mut state {
+            Some(s) => game.new_game_into(players, s).map(|()| s),
+            None => game.new_game(players).map(|s| state.insert(s)),
+        }
+        .and_then(|s| {
+            s.forget_history();
+            random_playout(game, s, &mut r, None, max_decisions)
+        })
+        .map_err(|e| (seed, e))?;
         total.add(&counts);
     }
     Ok(total)
