@@ -462,59 +462,11 @@ impl Legal {
         // (a failed `add_all` elsewhere) is dropped first. Any way out but
         // a kept product drops them again, so nothing else changes.
         self.start_product();
-        let bounds = template.bounds();
         let first = self.domains.len();
-        let mut count = 1usize;
-        let mut slot = 0;
-        let mut fits = true;
-        for d in domains {
-            let Some(d) = d.as_given() else {
-                self.start_product();
-                return None;
-            };
-            let values_at = self.values.len();
-            let (n, width) = match d {
-                Given::Numbers(width, numbers) => {
-                    let Some(n) = choices_of(width, numbers.len()) else {
-                        self.start_product();
-                        return None;
-                    };
-                    let Some(slots) = bounds.get(slot..slot + width) else {
-                        self.start_product();
-                        return None;
-                    };
-                    let numbers = &numbers[..n * width];
-                    fits &= all_within(numbers, slots);
-                    self.values.extend_from_slice(numbers);
-                    (n, width)
-                }
-                Given::AtLeast(values, min) => {
-                    for (i, &v) in values.iter().enumerate() {
-                        if v >= min {
-                            self.values.push(i as i64);
-                        }
-                    }
-                    // Increasing indices: the first and last bound them all.
-                    let kept = &self.values[values_at..];
-                    let Some(&(lo, hi)) = bounds.get(slot) else {
-                        self.start_product();
-                        return None;
-                    };
-                    if let (Some(&low), Some(&high)) = (kept.first(), kept.last()) {
-                        fits &= lo <= low && high <= hi;
-                    }
-                    (kept.len(), 1)
-                }
-            };
-            slot += width;
-            count = count.saturating_mul(n);
-            self.domains.push(Domain {
-                values_at: values_at as u32,
-                count: n as u32,
-                width: width as u32,
-                starts_at: UNIFORM,
-            });
-        }
+        let Some((count, slot, fits)) = self.keep_domains(template.bounds(), domains) else {
+            self.start_product();
+            return None;
+        };
         // As `commit`: an empty product is harmless anywhere.
         if count == 0 {
             self.start_product();
@@ -539,6 +491,51 @@ impl Legal {
         });
         self.kept = (self.values.len(), self.domains.len());
         Some(Ok(()))
+    }
+
+    /// Keeps each domain of a product given whole after the kept buffers:
+    /// the product's count, the slots its domains fill, and whether every
+    /// number fits its slot. `None` (leaving them for the caller to drop)
+    /// when a domain cannot be given whole or has no slot to fill.
+    fn keep_domains(&mut self, bounds: &[(i64, i64)], domains: &[impl AsGiven]) -> Option<(usize, usize, bool)> {
+        let mut count = 1usize;
+        let mut slot = 0;
+        let mut fits = true;
+        for d in domains {
+            let values_at = self.values.len();
+            let (n, width) = match d.as_given()? {
+                Given::Numbers(width, numbers) => {
+                    let n = choices_of(width, numbers.len())?;
+                    let numbers = &numbers[..n * width];
+                    fits &= all_within(numbers, bounds.get(slot..slot + width)?);
+                    self.values.extend_from_slice(numbers);
+                    (n, width)
+                }
+                Given::AtLeast(values, min) => {
+                    for (i, &v) in values.iter().enumerate() {
+                        if v >= min {
+                            self.values.push(i as i64);
+                        }
+                    }
+                    // Increasing indices: the first and last bound them all.
+                    let kept = &self.values[values_at..];
+                    let &(lo, hi) = bounds.get(slot)?;
+                    if let (Some(&low), Some(&high)) = (kept.first(), kept.last()) {
+                        fits &= lo <= low && high <= hi;
+                    }
+                    (kept.len(), 1)
+                }
+            };
+            slot += width;
+            count = count.saturating_mul(n);
+            self.domains.push(Domain {
+                values_at: values_at as u32,
+                count: n as u32,
+                width: width as u32,
+                starts_at: UNIFORM,
+            });
+        }
+        Some((count, slot, fits))
     }
 
     /// Adds the product's combinations; true when they are kept in
