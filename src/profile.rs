@@ -215,9 +215,9 @@ fn play(game: &Game, args: &Args, players: usize) -> Result<Run, Failure> {
 }
 
 /// One random game from a fresh state to its end; an error if it is still
-/// running after `max` decisions.
-/// One random game in `scratch`: a state kept from the last game, whose
-/// allocations the new one reuses.
+/// running after `max` decisions. It is played in `scratch`, whose
+/// allocations a previous game's state lends it
+/// ([`playout::new_game_in`]).
 fn random_game(
     game: &Game,
     players: usize,
@@ -227,13 +227,7 @@ fn random_game(
     scratch: &mut Option<State>,
 ) -> Result<Counts, GameError> {
     let mut r = rng::seeded(seed);
-    let state = match scratch {
-        Some(s) => {
-            game.new_game_into(players, s)?;
-            s
-        }
-        None => scratch.insert(game.new_game(players)?),
-    };
+    let state = playout::new_game_in(game, players, scratch)?;
     if record.is_none() {
         state.forget_history(); // what is timed: a playout keeps no history
     }

@@ -96,6 +96,23 @@ pub fn random_playout<R: rand::Rng + ?Sized>(
     }
 }
 
+/// A new `players`-seat game in `scratch`: copied into the state a
+/// previous game left there (reusing its allocations), or made afresh into
+/// an empty one. A loop of games keeps one `scratch` for all of them.
+pub fn new_game_in<'s>(
+    game: &Game,
+    players: usize,
+    scratch: &'s mut Option<State>,
+) -> Result<&'s mut State, GameError> {
+    match scratch {
+        Some(s) => {
+            game.new_game_into(players, s)?;
+            Ok(s)
+        }
+        None => Ok(scratch.insert(game.new_game(players)?)),
+    }
+}
+
 /// Plays one random game per seed from a fresh `players`-seat game, each to
 /// the end or `max_decisions`, and adds up what they did: the loop of
 /// benchmarks and `rulesmith profile`. No record is written, so none is
@@ -107,20 +124,15 @@ pub fn random_games(
     max_decisions: u64,
 ) -> Result<Counts, (u64, GameError)> {
     let mut total = Counts::default();
-    // One state for every game: each starts as a copy into the last one's
-    // allocations.
-    let mut state: Option<State> = None;
+    let mut state = None;
     for seed in seeds {
         let mut r = rng::seeded(seed);
-        let counts = match &mut state {
-            Some(s) => game.new_game_into(players, s).map(|()| s),
-            None => game.new_game(players).map(|s| state.insert(s)),
-        }
-        .and_then(|s| {
-            s.forget_history();
-            random_playout(game, s, &mut r, None, max_decisions)
-        })
-        .map_err(|e| (seed, e))?;
+        let counts = new_game_in(game, players, &mut state)
+            .and_then(|s| {
+                s.forget_history();
+                random_playout(game, s, &mut r, None, max_decisions)
+            })
+            .map_err(|e| (seed, e))?;
         total.add(&counts);
     }
     Ok(total)

@@ -622,7 +622,11 @@ impl Rt<'_> {
     /// in factored form by the core (see `rulesmith_core::legal`).
     #[inline]
     pub fn add_all(&mut self, kind: usize, domains: &[Domain<'_>]) -> Result<(), String> {
-        if let Some(done) = self.add_all_whole(kind, domains) {
+        // In one call to the core when every domain is numbers, read in
+        // place (see [`AsGiven`] for [`Domain`]): what nearly every
+        // compiled `add_all` gives. Step by step otherwise (dynamic values,
+        // tuples of no numbers, a product the core will not take whole).
+        if let Some(done) = self.cx.add_product(self.variant, kind as u16, domains) {
             return done;
         }
         self.cx.start_product();
@@ -631,16 +635,6 @@ impl Rt<'_> {
             d.choices(self.cx)?;
         }
         self.cx.finish_product(self.variant, kind as u16)
-    }
-
-    /// `add_all` in one call to the core ([`Ctx::add_product`]) when every
-    /// domain is numbers, read in place (see [`AsGiven`] for [`Domain`]):
-    /// what nearly every compiled `add_all` gives. `None` when it takes the
-    /// step-by-step path (dynamic values, tuples of no numbers, a product
-    /// the core will not take whole).
-    #[inline]
-    fn add_all_whole(&mut self, kind: usize, domains: &[Domain<'_>]) -> Option<Result<(), String>> {
-        self.cx.add_product(self.variant, kind as u16, domains)
     }
 
     pub fn add_all_dyn(&mut self, kind: usize, domains: Value) -> Result<(), String> {
