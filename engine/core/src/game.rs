@@ -33,6 +33,23 @@ enum Backup {
     None,
 }
 
+/// The error of the engine's inner steps (settling, entering steps,
+/// turns, rule calls): a [`GameError`] behind one pointer, so that the
+/// `Result` every layer of every step passes back fits a register
+/// instead of being written to memory and read back at each `?` (the
+/// error path is cold; the public API unboxes it).
+type Fault = Box<GameError>;
+
+/// What an inner step returns.
+type Done = Result<(), Fault>;
+
+/// A [`Fault`] made from any error of a lower layer, out of line.
+#[cold]
+#[inline(never)]
+fn fault(e: impl Into<GameError>) -> Fault {
+    Box::new(e.into())
+}
+
 pub struct Game {
     pub(crate) variant: Arc<Variant>,
     rules: Box<dyn Rules>,
@@ -306,7 +323,8 @@ impl Game {
         let r = set_up(self, &mut state);
         // Only a failed setup needs the state before it, and that state is
         // made again rather than kept.
-        self.with_calls(r, |g| Some(g.blank_state(players)), set_up)?;
+        self.with_calls(r, |g| Some(g.blank_state(players)), set_up)
+            .map_err(|e| *e)?;
         if self.reuses_setup() {
             let mut kept = self.set_up.borrow_mut();
             if kept.len() <= players {
@@ -360,7 +378,7 @@ impl Game {
             c.legal.expand_into(out);
         }
         c.legal.clear();
-        result
+        result.map_err(|e| *e)
     }
 
     /// Lists the legal actions in factored form ([`crate::legal::Legal`]) and builds only
@@ -381,7 +399,7 @@ impl Game {
             (c.legal.get(pick(n)), n)
         });
         c.legal.clear();
-        picked
+        picked.map_err(|e| *e)
     }
 
     /// [`Game::pick_legal`] then [`Game::apply_scratch`], in one step: the
@@ -397,28 +415,35 @@ impl Game {
         pick: impl FnOnce(usize) -> usize,
         chosen: impl FnOnce(&Action, usize),
     ) -> Result<(), GameError> {
-        let (action, n) = self.pick_legal(state, pick)?;
+        self.run_legal(state).map_err(|e| *e)?;
+        // The list stays in the context: the next listing, or any failed
+        // step, clears it first.
+        let (action, n) = {
+            let c = self.ctx.borrow();
+            let n = c.legal.len();
+            (c.legal.get(pick(n)), n)
+        };
         chosen(&action, n);
-        self.attempt(state, None, |g, s| g.decide(s, action))
+        self.attempt(state, None, |g, s| g.decide(s, action)).map_err(|e| *e)
     }
 
     /// Runs the current step's legal function, leaving its listing in
     /// `ctx.legal` for the caller to take (and clear).
-    fn run_legal(&self, state: &mut State) -> Result<(), GameError> {
+    fn run_legal(&self, state: &mut State) -> Done {
         let seat = match state.to_move() {
             ToMove::Decision(s) => s,
             ToMove::Chance => {
-                return Err(GameError::ChanceDue {
+                return Err(fault(GameError::ChanceDue {
                     expected: self.chance_expectation(state),
-                })
+                }))
             }
-            ToMove::Terminal => return Err(GameError::GameOver),
+            ToMove::Terminal => return Err(fault(GameError::GameOver)),
         };
         let Some(index) = state.core.step else {
-            return Err(GameError::Rules(format!(
+            return Err(fault(GameError::Rules(format!(
                 "P{} is to decide, but the scripts entered no step (call enter_step)",
                 seat + 1
-            )));
+            ))));
         };
         {
             // A script that failed halfway through an `add_all` elsewhere
@@ -442,11 +467,11 @@ impl Game {
             return self.with_calls(result.map(drop), |g| g.replayed(state, 0), |g, s| g.run_legal(s));
         }
         if c.legal.is_empty() {
-            return Err(GameError::Rules(format!(
+            return Err(fault(GameError::Rules(format!(
                 "step '{}' offers P{} no legal action",
                 self.variant.steps[index].name,
                 seat + 1
-            )));
+            ))));
         }
         Ok(())
     }
@@ -483,11 +508,12 @@ impl Game {
             return Err(GameError::Rules(format!("no action kind {}", action.kind)));
         }
         self.transaction(state, backup, |g, s| g.decide(s, action))
+            .map_err(|e| *e)
     }
 
     /// A decision's work: noted, kept in the history, applied by the
     /// rules, settled.
-    fn decide(&self, state: &mut State, action: Action) -> Result<(), GameError> {
+    fn decide(&self, state: &mut State, action: Action) -> Done {
         self.note_decision(state);
         state.history.push(Step::Decision(action));
         self.run(
@@ -559,6 +585,10 @@ impl Game {
 
     fn feed_outcome(&self, state: &mut State, outcome: Outcome, backup: Backup) -> Result<(), GameError> {
         self.check_outcome(state, outcome)?;
+        self.feed_checked(state, outcome, backup).map_err(|e| *e)
+    }
+
+    fn feed_checked(&self, state: &mut State, outcome: Outcome, backup: Backup) -> Done {
         self.transaction(state, backup, |g, s| {
             s.history.push(Step::Chance(outcome));
             let p = s.core.chance.as_mut().expect("checked above");
@@ -1025,14 +1055,9 @@ impl Game {
 
     /// Runs `f`; on error, restores the state (when a backup is kept) and
     /// forgets queued requests.
-    fn transaction(
-        &self,
-        state: &mut State,
-        backup: Backup,
-        f: impl Fn(&Game, &mut State) -> Result<(), GameError>,
-    ) -> Result<(), GameError> {
+    fn transaction(&self, state: &mut State, backup: Backup, f: impl Fn(&Game, &mut State) -> Done) -> Done {
         if state.is_terminal() {
-            return Err(GameError::GameOver);
+            return Err(fault(GameError::GameOver));
         }
         let saved = match backup {
             Backup::Keep => Some(match self.spare.borrow_mut().take() {
@@ -1052,12 +1077,7 @@ impl Game {
     /// `f`, and on error restores `saved` (when given) and forgets queued
     /// requests.
     #[inline]
-    fn attempt(
-        &self,
-        state: &mut State,
-        saved: Option<State>,
-        f: impl Fn(&Game, &mut State) -> Result<(), GameError>,
-    ) -> Result<(), GameError> {
+    fn attempt(&self, state: &mut State, saved: Option<State>, f: impl Fn(&Game, &mut State) -> Done) -> Done {
         let told = self.ctx.borrow().narration.len();
         let r = f(self, state);
         if r.is_ok() {
@@ -1077,9 +1097,9 @@ impl Game {
         state: &mut State,
         saved: Option<State>,
         told: usize,
-        r: Result<(), GameError>,
-        f: impl Fn(&Game, &mut State) -> Result<(), GameError>,
-    ) -> Result<(), GameError> {
+        r: Done,
+        f: impl Fn(&Game, &mut State) -> Done,
+    ) -> Done {
         let restored = saved.is_some();
         if let Some(saved) = saved {
             *state = saved;
@@ -1107,11 +1127,11 @@ impl Game {
     /// fails the same way; whatever it changes is thrown away.
     fn with_calls<T>(
         &self,
-        first: Result<T, GameError>,
+        first: Result<T, Fault>,
         before: impl FnOnce(&Game) -> Option<State>,
-        again: impl Fn(&Game, &mut State) -> Result<T, GameError>,
-    ) -> Result<T, GameError> {
-        let lost = matches!(&first, Err(GameError::Script(e)) if e.calls_lost);
+        again: impl Fn(&Game, &mut State) -> Result<T, Fault>,
+    ) -> Result<T, Fault> {
+        let lost = matches!(first.as_ref().map_err(|e| &**e), Err(GameError::Script(e)) if e.calls_lost);
         if !lost || self.diagnosing.get() {
             return first;
         }
@@ -1123,7 +1143,7 @@ impl Game {
                 self.rules.diagnose(true);
                 self.reset_ctx();
                 let mut s = before.clone();
-                match again(self, &mut s) {
+                match again(self, &mut s).map_err(|e| *e) {
                     Err(GameError::Script(e)) if !e.calls_lost => {
                         found = Some(e);
                         break;
@@ -1139,7 +1159,9 @@ impl Game {
         self.ctx.borrow_mut().narration.truncate(told);
         self.diagnosing.set(false);
         match (first, found) {
-            (Err(GameError::Script(e)), Some(d)) if d.message == e.message => Err(GameError::Script(d)),
+            (Err(e), Some(d)) if matches!(&*e, GameError::Script(e) if d.message == e.message) => {
+                Err(fault(GameError::Script(d)))
+            }
             (first, _) => first,
         }
     }
@@ -1163,13 +1185,13 @@ impl Game {
     }
 
     /// Calls an entry point of the rules on the state.
-    fn call(&self, state: &mut State, entry: Entry<'_>) -> Result<Reply, GameError> {
+    fn call(&self, state: &mut State, entry: Entry<'_>) -> Result<Reply, Fault> {
         self.lend(state, |cx, data| self.rules.call(entry, cx, data))
     }
 
     /// Calls an entry point for its effect on the state; no reply is built
     /// ([`Rules::act`]).
-    fn run(&self, state: &mut State, entry: Entry<'_>) -> Result<(), GameError> {
+    fn run(&self, state: &mut State, entry: Entry<'_>) -> Done {
         self.lend(state, |cx, data| self.rules.act(entry, cx, data))
     }
 
@@ -1180,13 +1202,13 @@ impl Game {
         &self,
         state: &mut State,
         rules: impl FnOnce(&mut Ctx, &mut Data) -> Result<T, ScriptError>,
-    ) -> Result<T, GameError> {
+    ) -> Result<T, Fault> {
         let mut cx = self.ctx.borrow_mut();
         // The core is lent by swapping boxes: no copy of it either way.
         std::mem::swap(&mut cx.core, &mut state.core);
         let result = rules(&mut cx, &mut state.data);
         std::mem::swap(&mut cx.core, &mut state.core);
-        result.map_err(Into::into)
+        result.map_err(fault)
     }
 
     /// Calls an entry point on a copy: for queries that must not change
@@ -1201,22 +1223,34 @@ impl Game {
             self.rules.call_query(entry, &mut cx, &state.data)
         };
         let r = match lent {
-            Some(r) => r.map_err(Into::into),
+            Some(r) => r.map_err(fault),
             None => self.call(&mut state.clone(), entry),
         };
         self.reset_ctx();
         self.ctx.borrow_mut().narration.truncate(told);
         self.with_calls(r, |_| Some(state.clone()), |g, s| g.call(s, entry))
+            .map_err(|e| *e)
     }
 
     /// Carries out queued requests until the state waits for a decision or
     /// chance, or the game is over.
-    fn settle(&self, state: &mut State) -> Result<(), GameError> {
+    fn settle(&self, state: &mut State) -> Done {
         let mut exhausted = true;
         for _ in 0..MAX_TRANSITIONS {
+            // What the last rule call asked for, taken in one borrow (a
+            // game that ends drops the rest: see `reset_ctx` below).
+            let (eliminated, start, end_turn, enter) = {
+                let mut c = self.ctx.borrow_mut();
+                let c = &mut *c;
+                (
+                    std::mem::take(&mut c.eliminated),
+                    c.start_turns.take(),
+                    std::mem::take(&mut c.end_turn),
+                    c.enter.take(),
+                )
+            };
             // Until a seat is put out, as many are in play as before.
-            let eliminated = || std::mem::take(&mut self.ctx.borrow_mut().eliminated);
-            if self.variant.last_standing && eliminated() && state.core.seats > 1 && !state.is_terminal() {
+            if self.variant.last_standing && eliminated && state.core.seats > 1 && !state.is_terminal() {
                 let mut in_play = (0..state.core.seats).filter(|&s| !state.core.out[s]);
                 match (in_play.next(), in_play.next()) {
                     (None, _) => state.core.status.0 = Status::Draw,
@@ -1230,10 +1264,6 @@ impl Game {
                 self.reset_ctx();
                 return Ok(());
             }
-            let (start, end_turn, enter) = {
-                let mut c = self.ctx.borrow_mut();
-                (c.start_turns.take(), std::mem::take(&mut c.end_turn), c.enter.take())
-            };
             if let Some(seat) = start {
                 state.core.active = seat;
                 state.core.turn = 1;
@@ -1249,23 +1279,25 @@ impl Game {
         }
         self.round_actor(state);
         if !state.is_terminal() && state.core.chance.is_none() && state.core.actor.is_none() {
-            return Err(GameError::Rules(self.round_over_hint(state).unwrap_or_else(|| {
-                format!(
-                    "nobody is to move at step '{}': the scripts neither named a seat nor asked for chance",
-                    self.step_name(state)
-                )
-            })));
+            return Err(fault(GameError::Rules(self.round_over_hint(state).unwrap_or_else(
+                || {
+                    format!(
+                        "nobody is to move at step '{}': the scripts neither named a seat nor asked for chance",
+                        self.step_name(state)
+                    )
+                },
+            ))));
         }
         // Stopped by the limit with a change of step still asked for.
         if exhausted && (self.ctx.borrow().enter.is_some() || self.ctx.borrow().end_turn) {
-            return Err(GameError::Rules(format!(
+            return Err(fault(GameError::Rules(format!(
                 "more than {MAX_TRANSITIONS} step changes in one action: do the steps loop?"
-            )));
+            ))));
         }
         Ok(())
     }
 
-    fn begin_turn(&self, state: &mut State) -> Result<(), GameError> {
+    fn begin_turn(&self, state: &mut State) -> Done {
         state.core.actor = None;
         // The memo keeps listings within a turn only.
         state.core.memo.clear();
@@ -1276,7 +1308,7 @@ impl Game {
         Ok(())
     }
 
-    fn end_turn(&self, state: &mut State) -> Result<(), GameError> {
+    fn end_turn(&self, state: &mut State) -> Done {
         self.ctx.borrow_mut().enter = None;
         if self.variant.on_turn_end.is_some() {
             self.run(state, Entry::TurnEnd)?;
@@ -1307,7 +1339,7 @@ impl Game {
         self.begin_turn(state)
     }
 
-    fn enter_step(&self, state: &mut State, step: usize) -> Result<(), GameError> {
+    fn enter_step(&self, state: &mut State, step: usize) -> Done {
         state.core.step = Some(step);
         let def = &self.variant.steps[step];
         match def.actor {
