@@ -50,11 +50,17 @@ pub struct Ctx {
 }
 
 impl Ctx {
+    #[inline]
     fn seat(&self, seat: i64) -> Result<Seat, String> {
         if seat < 0 || seat as usize >= self.core.seats {
-            return Err(format!("seat {seat} does not exist (seats are 0..{})", self.core.seats));
+            return Err(self.no_seat(seat));
         }
         Ok(seat as usize)
+    }
+
+    #[cold]
+    fn no_seat(&self, seat: i64) -> String {
+        format!("seat {seat} does not exist (seats are 0..{})", self.core.seats)
     }
 
     fn request(&mut self, p: PendingChance) -> Result<(), String> {
@@ -125,10 +131,12 @@ impl Ctx {
 
     // ----- flow ------------------------------------------------------------
 
+    #[inline]
     pub fn enter_step(&mut self, step: usize) {
         self.enter = Some(step);
     }
 
+    #[inline]
     pub fn end_turn(&mut self) -> Result<(), String> {
         if self.core.turn == 0 {
             return Err("end_turn() before start_turns(): there is no turn to end".into());
@@ -148,6 +156,7 @@ impl Ctx {
         Ok(())
     }
 
+    #[inline]
     pub fn set_actor(&mut self, seat: i64) -> Result<(), String> {
         self.core.actor = Some(self.seat(seat)?);
         Ok(())
@@ -170,6 +179,7 @@ impl Ctx {
     }
 
     /// Adds `delta` to statistic counter `index`.
+    #[inline]
     pub fn stat(&mut self, index: usize, delta: i64) {
         self.core.stats[index] += delta;
     }

@@ -73,7 +73,9 @@ pub struct Legal {
     /// `domains`): a product being built lies beyond them and is dropped if
     /// it is not finished.
     kept: (usize, usize),
-    len: usize,
+    /// How many actions the products hold; with `singles`' length, the
+    /// list's (an `add` then only appends: no count to keep).
+    in_products: usize,
     /// The last segment is single actions, still [`OPEN`]: an `add` only
     /// appends (no segment to look at), the hottest call of a listing.
     open: bool,
@@ -89,18 +91,18 @@ impl Legal {
         self.domains.clear();
         self.starts.clear();
         self.kept = (0, 0);
-        self.len = 0;
+        self.in_products = 0;
         self.open = false;
     }
 
     /// Number of legal actions.
     #[inline]
     pub fn len(&self) -> usize {
-        self.len
+        self.in_products + self.singles.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 
     /// Action number `k` (0-based, in the rules' order).
@@ -125,12 +127,12 @@ impl Legal {
                 }
             }
         }
-        panic!("legal action {k} past the end of a list of {}", self.len)
+        panic!("legal action {k} past the end of a list of {}", self.len())
     }
 
     /// Appends every action to `out`, in order.
     pub fn expand_into(&self, out: &mut Vec<Action>) {
-        out.reserve(self.len);
+        out.reserve(self.len());
         for seg in &self.segments {
             match *seg {
                 Segment::Singles { start, end } => {
@@ -168,7 +170,7 @@ impl Legal {
     /// The actions from number `start` on, in order (a turn memo's group:
     /// what a listing added after `start`).
     pub fn tail_from(&self, start: usize) -> Vec<Action> {
-        let mut out = Vec::with_capacity(self.len.saturating_sub(start));
+        let mut out = Vec::with_capacity(self.len().saturating_sub(start));
         let mut skip = start;
         for seg in &self.segments {
             let n = match *seg {
@@ -264,7 +266,9 @@ impl Legal {
     /// Adds one action (its values already checked).
     #[inline]
     pub(crate) fn push(&mut self, action: Action) -> Result<(), String> {
-        self.grow(1)?;
+        if self.len() >= MAX_LEGAL {
+            self.room_for(1)?;
+        }
         self.open_singles();
         // One `push`, not a one-element `extend_from_slice`: this is the
         // hottest call of a listing, and the slice copy is a `memcpy` call.
@@ -274,7 +278,7 @@ impl Legal {
 
     /// Adds actions listed before (their values already checked).
     pub(crate) fn push_all(&mut self, actions: &[Action]) -> Result<(), String> {
-        self.grow(actions.len())?;
+        self.room_for(actions.len())?;
         if !actions.is_empty() {
             self.open_singles();
             self.singles.extend_from_slice(actions);
@@ -305,13 +309,19 @@ impl Legal {
         }
     }
 
+    /// Counts `by` more actions in products, within [`MAX_LEGAL`].
     #[inline]
     fn grow(&mut self, by: usize) -> Result<(), String> {
-        match self.len.checked_add(by) {
-            Some(n) if n <= MAX_LEGAL => {
-                self.len = n;
-                Ok(())
-            }
+        self.room_for(by)?;
+        self.in_products += by;
+        Ok(())
+    }
+
+    /// Whether `by` more actions keep the list within [`MAX_LEGAL`].
+    #[inline]
+    fn room_for(&self, by: usize) -> Result<(), String> {
+        match self.len().checked_add(by) {
+            Some(n) if n <= MAX_LEGAL => Ok(()),
             _ => Err(format!(
                 "more than {MAX_LEGAL} legal actions in one listing: does an add_all combine huge domains?"
             )),
@@ -476,12 +486,12 @@ impl Legal {
             self.start_product();
             return Some(Err(NOT_COLLECTING.into()));
         }
-        if !fits || slot != template.arity() || self.len.saturating_add(count) > MAX_LEGAL {
+        if !fits || slot != template.arity() || self.len().saturating_add(count) > MAX_LEGAL {
             self.start_product();
             return None;
         }
         // Within MAX_LEGAL, checked above.
-        self.len += count;
+        self.in_products += count;
         self.close_singles();
         self.segments.push(Segment::Product {
             kind,
@@ -558,7 +568,7 @@ impl Legal {
         if !collecting {
             return Err(NOT_COLLECTING.into());
         }
-        if self.len.saturating_add(count) > MAX_LEGAL {
+        if self.len().saturating_add(count) > MAX_LEGAL {
             return self.grow(count).map(|()| false);
         }
         if n <= MAX_ARGS && self.fits(template, first) {
@@ -734,6 +744,32 @@ mod tests {
             }
         }
         legal.finish_product(kind, t, true)
+    }
+
+    #[test]
+    fn a_listing_stops_at_max_legal_actions_however_they_were_added() {
+        let t = template("go {int} {int}");
+        // 4096 x 4095 actions in one product, then singles up to the limit.
+        let wide: Vec<[i64; 1]> = (0..4096).map(|i| [i]).collect();
+        let wide: Vec<&[i64]> = wide.iter().map(|c| &c[..]).collect();
+        let mut legal = Legal::default();
+        product(&mut legal, 0, &t, &[&wide, &wide[..4095]]).unwrap();
+        for i in 0..4096 {
+            legal.push(Action::new(1, &[i, 0])).unwrap();
+        }
+        assert_eq!(legal.len(), MAX_LEGAL);
+        let err = legal.push(Action::new(1, &[0, 0])).unwrap_err();
+        assert!(err.contains("legal actions in one listing"), "{err}");
+        assert_eq!(legal.len(), MAX_LEGAL, "the refused action is not kept");
+        // A product past the limit is refused too, and nothing of it kept.
+        let err = product(&mut legal, 2, &t, &[&wide[..1], &wide[..1]]).unwrap_err();
+        assert!(err.contains("legal actions in one listing"), "{err}");
+        assert_eq!(legal.len(), MAX_LEGAL);
+        // Cleared, the same listing fits again.
+        legal.clear();
+        assert!(legal.is_empty());
+        legal.push(Action::new(1, &[0, 0])).unwrap();
+        assert_eq!(legal.len(), 1);
     }
 
     #[test]

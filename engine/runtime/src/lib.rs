@@ -463,6 +463,7 @@ impl Rt<'_> {
     pub fn turn(&self) -> i64 {
         self.cx.turn()
     }
+    #[inline]
     pub fn in_play(&self) -> i64 {
         self.cx.in_play()
     }
@@ -592,6 +593,7 @@ impl Rt<'_> {
     pub fn draw_game(&mut self) {
         self.cx.draw_game()
     }
+    #[inline]
     pub fn stat(&mut self, index: usize, delta: i64) {
         self.cx.stat(index, delta)
     }
