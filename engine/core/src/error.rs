@@ -277,6 +277,14 @@ impl From<ScriptError> for GameError {
     }
 }
 
+impl From<Box<ScriptError>> for GameError {
+    #[cold]
+    #[inline(never)]
+    fn from(e: Box<ScriptError>) -> GameError {
+        GameError::Script(e)
+    }
+}
+
 /// How many characters of a designer's or player's text a message echoes.
 pub const ECHO_LIMIT: usize = 200;
 

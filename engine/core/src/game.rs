@@ -9,7 +9,7 @@
 //! worker thread from a shared [`Variant`].
 
 use crate::ctx::Ctx;
-use crate::error::{Diagnostic, GameError, LoadError, ScriptError};
+use crate::error::{Diagnostic, GameError, LoadError};
 use crate::notation::normalized;
 use crate::rng;
 use crate::rules::{Data, Entry, FunctionProfile, Reply, Rules};
@@ -1198,11 +1198,10 @@ impl Game {
     /// Runs `rules` with the state's core lent to the rules' natives (moved
     /// into the `Ctx`) and its script data.
     #[inline]
-    fn lend<T>(
-        &self,
-        state: &mut State,
-        rules: impl FnOnce(&mut Ctx, &mut Data) -> Result<T, ScriptError>,
-    ) -> Result<T, Fault> {
+    fn lend<T, E>(&self, state: &mut State, rules: impl FnOnce(&mut Ctx, &mut Data) -> Result<T, E>) -> Result<T, Fault>
+    where
+        GameError: From<E>,
+    {
         let mut cx = self.ctx.borrow_mut();
         // The core is lent by swapping boxes: no copy of it either way.
         std::mem::swap(&mut cx.core, &mut state.core);

@@ -28,9 +28,11 @@ pub trait Rules {
     /// Runs an entry point for its effect alone, its reply unused: the
     /// legal functions, applies, step entries, turn hooks and
     /// continuations that make up nearly every call of a game. Rules may
-    /// skip building the reply; the default calls [`Rules::call`].
-    fn act(&self, entry: Entry<'_>, cx: &mut Ctx, data: &mut Data) -> Result<(), ScriptError> {
-        self.call(entry, cx, data).map(drop)
+    /// skip building the reply; the default calls [`Rules::call`]. The
+    /// error is boxed: this result passes back from every rule call, and
+    /// boxed it fits a register.
+    fn act(&self, entry: Entry<'_>, cx: &mut Ctx, data: &mut Data) -> Result<(), Box<ScriptError>> {
+        self.call(entry, cx, data).map(drop).map_err(Box::new)
     }
     /// Runs a query entry point (summary, render, evaluate, labels, an
     /// invariant) on data it only reads, when the rules know that it

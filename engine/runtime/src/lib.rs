@@ -843,9 +843,9 @@ impl<C: CompiledRules> Compiled<C> {
     // Always: left to itself, the compiler kept this match out of line,
     // a call per rule call (1.3% of a playout's instructions).
     #[inline(always)]
-    fn acted(&self, entry: Entry<'_>, this: &mut C::This, rt: &mut Rt<'_>) -> Result<(), ScriptError> {
+    fn acted(&self, entry: Entry<'_>, this: &mut C::This, rt: &mut Rt<'_>) -> Result<(), Fail> {
         let r = &self.rules;
-        let done = match entry {
+        match entry {
             Entry::Setup => r.setup(this, rt),
             Entry::Legal { step } => r.legal(step, this, rt),
             Entry::Enter { step } => r.enter(step, this, rt),
@@ -864,8 +864,15 @@ impl<C: CompiledRules> Compiled<C> {
             Entry::Evaluate { seat } => r.evaluate(this, rt, seat).map(drop),
             Entry::Labels => r.labels(this, rt).map(drop),
             Entry::Invariant { index } => r.invariant(index, this, rt).map(drop),
-        };
-        done.map_err(|f| self.error(f, "?"))
+        }
+    }
+
+    /// A failure of an entry point as the boxed error [`Rules::act`]
+    /// returns, out of line.
+    #[cold]
+    #[inline(never)]
+    fn boxed_error(&self, f: Fail) -> Box<ScriptError> {
+        Box::new(self.error(f, "?"))
     }
 
     fn runtime<'a>(&'a self, cx: &'a mut Ctx) -> Rt<'a> {
@@ -967,13 +974,17 @@ impl<C: CompiledRules> Rules for Compiled<C> {
             Entry::Labels => self.reply(&entry, r.labels(this, &mut rt)),
             Entry::Invariant { index } => self.reply(&entry, r.invariant(index, this, &mut rt)),
             // The entry points that only act reply `Unit`.
-            _ => self.acted(entry, this, &mut rt).map(|()| Reply::Unit),
+            _ => self
+                .acted(entry, this, &mut rt)
+                .map(|()| Reply::Unit)
+                .map_err(|f| self.error(f, "?")),
         }
     }
 
-    fn act(&self, entry: Entry<'_>, cx: &mut Ctx, data: &mut Data) -> Result<(), ScriptError> {
-        let this = self.this_mut(data)?;
+    fn act(&self, entry: Entry<'_>, cx: &mut Ctx, data: &mut Data) -> Result<(), Box<ScriptError>> {
+        let this = self.this_mut(data).map_err(Box::new)?;
         self.acted(entry, this, &mut self.runtime(cx))
+            .map_err(|f| self.boxed_error(f))
     }
 
     fn call_query(&self, entry: Entry<'_>, cx: &mut Ctx, data: &Data) -> Option<Result<Reply, ScriptError>> {
