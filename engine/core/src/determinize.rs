@@ -570,9 +570,9 @@ impl Game {
                 if !buf.contains(&a) {
                     return Err(GameError::Rules("the decision does not fit".into()));
                 }
-                self.apply_scratch(s, a)
+                Ok(self.apply_scratch(s, a)?)
             }
-            Step::Chance(o) => self.apply_outcome_scratch(s, o),
+            Step::Chance(o) => Ok(self.apply_outcome_scratch(s, o)?),
         }
     }
 

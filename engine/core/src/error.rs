@@ -277,6 +277,16 @@ impl From<ScriptError> for GameError {
     }
 }
 
+/// The boxed errors of the `_scratch` steps (`Game::apply_scratch`),
+/// unboxed by `?`.
+impl From<Box<GameError>> for GameError {
+    #[cold]
+    #[inline(never)]
+    fn from(e: Box<GameError>) -> GameError {
+        *e
+    }
+}
+
 impl From<Box<ScriptError>> for GameError {
     #[cold]
     #[inline(never)]

@@ -414,8 +414,8 @@ impl Game {
         state: &mut State,
         pick: impl FnOnce(usize) -> usize,
         chosen: impl FnOnce(&Action, usize),
-    ) -> Result<(), GameError> {
-        self.run_legal(state).map_err(|e| *e)?;
+    ) -> Result<(), Box<GameError>> {
+        self.run_legal(state)?;
         // The list stays in the context: the next listing, or any failed
         // step, clears it first.
         let (action, n) = {
@@ -424,7 +424,7 @@ impl Game {
             (c.legal.get(pick(n)), n)
         };
         chosen(&action, n);
-        self.attempt(state, None, |g, s| g.decide(s, action)).map_err(|e| *e)
+        self.attempt(state, None, |g, s| g.decide(s, action))
     }
 
     /// Runs the current step's legal function, leaving its listing in
@@ -492,23 +492,26 @@ impl Game {
     /// Applies an action known to be legal (taken from `legal_actions` on
     /// this very state), skipping the check. Still all or nothing.
     pub fn apply_trusted(&self, state: &mut State, action: Action) -> Result<(), GameError> {
-        self.apply_decision(state, action, Backup::Keep)
+        self.apply_decision(state, action, Backup::Keep).map_err(|e| *e)
     }
 
     /// [`Game::apply_trusted`] for a state the caller throws away if this
     /// fails: playouts, simulations and bots' look-ahead. No backup is
     /// taken (copying the whole state costs a tenth of a random playout),
     /// so after an error the state is half-changed and must not be used.
-    pub fn apply_scratch(&self, state: &mut State, action: Action) -> Result<(), GameError> {
+    ///
+    /// The error is boxed, as in every `_scratch` step: these run at every
+    /// step of a playout, and a boxed error passes back in a register
+    /// (`?` unboxes it into a [`GameError`]).
+    pub fn apply_scratch(&self, state: &mut State, action: Action) -> Result<(), Box<GameError>> {
         self.apply_decision(state, action, Backup::None)
     }
 
-    fn apply_decision(&self, state: &mut State, action: Action, backup: Backup) -> Result<(), GameError> {
+    fn apply_decision(&self, state: &mut State, action: Action, backup: Backup) -> Done {
         if self.variant.actions.get(action.kind as usize).is_none() {
-            return Err(GameError::Rules(format!("no action kind {}", action.kind)));
+            return Err(fault(GameError::Rules(format!("no action kind {}", action.kind))));
         }
         self.transaction(state, backup, |g, s| g.decide(s, action))
-            .map_err(|e| *e)
     }
 
     /// A decision's work: noted, kept in the history, applied by the
@@ -574,18 +577,18 @@ impl Game {
     /// Feeds one chance outcome; once the event is complete, the rule set's
     /// continuation runs. All or nothing.
     pub fn apply_outcome(&self, state: &mut State, outcome: Outcome) -> Result<(), GameError> {
-        self.feed_outcome(state, outcome, Backup::Keep)
+        self.feed_outcome(state, outcome, Backup::Keep).map_err(|e| *e)
     }
 
     /// [`Game::apply_outcome`] for a state the caller throws away if this
     /// fails (see [`Game::apply_scratch`]).
-    pub fn apply_outcome_scratch(&self, state: &mut State, outcome: Outcome) -> Result<(), GameError> {
+    pub fn apply_outcome_scratch(&self, state: &mut State, outcome: Outcome) -> Result<(), Box<GameError>> {
         self.feed_outcome(state, outcome, Backup::None)
     }
 
-    fn feed_outcome(&self, state: &mut State, outcome: Outcome, backup: Backup) -> Result<(), GameError> {
-        self.check_outcome(state, outcome)?;
-        self.feed_checked(state, outcome, backup).map_err(|e| *e)
+    fn feed_outcome(&self, state: &mut State, outcome: Outcome, backup: Backup) -> Done {
+        self.check_outcome(state, outcome).map_err(fault)?;
+        self.feed_checked(state, outcome, backup)
     }
 
     fn feed_checked(&self, state: &mut State, outcome: Outcome, backup: Backup) -> Done {

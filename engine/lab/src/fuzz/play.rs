@@ -229,7 +229,8 @@ fn play_tallied(
                 g.record.chance(text);
                 // Scratch: after an error the game ends with a finding, and
                 // the state (half-changed) is never used again.
-                game.apply_outcome_scratch(&mut state, o).map_err(|e| g.broke_with(e))?;
+                game.apply_outcome_scratch(&mut state, o)
+                    .map_err(|e| g.broke_with(*e))?;
             }
             ToMove::Decision(seat) => {
                 if opts.stop_after.is_some_and(|n| g.decisions >= n) {
@@ -275,7 +276,7 @@ fn play_tallied(
                     text: text.clone(),
                 });
                 g.record.decision(seat, text);
-                game.apply_scratch(&mut state, a).map_err(|e| g.broke_with(e))?;
+                game.apply_scratch(&mut state, a).map_err(|e| g.broke_with(*e))?;
                 g.decisions += 1;
             }
         }
@@ -453,7 +454,7 @@ impl Checked<'_> {
             s.clone_from(state);
             if let Err(e) = game.apply_scratch(&mut s, *a) {
                 let msg = format!("legal action '{}' fails: {e}", game.action_text(a));
-                return Err(match e {
+                return Err(match *e {
                     GameError::Script(_) => self.finding(FindingKind::Script, msg),
                     _ => self.check(GenericCheck::EveryActionApplies, msg),
                 });
