@@ -392,14 +392,17 @@ impl Game {
         state: &mut State,
         pick: impl FnOnce(usize) -> usize,
     ) -> Result<(Action, usize), GameError> {
-        let result = self.run_legal(state);
-        let mut c = self.ctx.borrow_mut();
-        let picked = result.map(|()| {
-            let n = c.legal.len();
-            (c.legal.get(pick(n)), n)
-        });
-        c.legal.clear();
-        picked.map_err(|e| *e)
+        self.picked(state, pick).map_err(|e| *e)
+    }
+
+    /// [`Game::pick_legal`], its error boxed. The list stays in the
+    /// context: the next listing, or any failed step, clears it first.
+    #[inline]
+    fn picked(&self, state: &mut State, pick: impl FnOnce(usize) -> usize) -> Result<(Action, usize), Fault> {
+        self.run_legal(state)?;
+        let c = self.ctx.borrow();
+        let n = c.legal.len();
+        Ok((c.legal.get(pick(n)), n))
     }
 
     /// [`Game::pick_legal`] then [`Game::apply_scratch`], in one step: the
@@ -415,14 +418,7 @@ impl Game {
         pick: impl FnOnce(usize) -> usize,
         chosen: impl FnOnce(&Action, usize),
     ) -> Result<(), Box<GameError>> {
-        self.run_legal(state)?;
-        // The list stays in the context: the next listing, or any failed
-        // step, clears it first.
-        let (action, n) = {
-            let c = self.ctx.borrow();
-            let n = c.legal.len();
-            (c.legal.get(pick(n)), n)
-        };
+        let (action, n) = self.picked(state, pick)?;
         chosen(&action, n);
         self.attempt(state, None, |g, s| g.decide(s, action))
     }
@@ -588,10 +584,6 @@ impl Game {
 
     fn feed_outcome(&self, state: &mut State, outcome: Outcome, backup: Backup) -> Done {
         self.check_outcome(state, outcome).map_err(fault)?;
-        self.feed_checked(state, outcome, backup)
-    }
-
-    fn feed_checked(&self, state: &mut State, outcome: Outcome, backup: Backup) -> Done {
         self.transaction(state, backup, |g, s| {
             s.history.push(Step::Chance(outcome));
             let p = s.core.chance.as_mut().expect("checked above");
