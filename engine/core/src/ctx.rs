@@ -95,6 +95,7 @@ impl Ctx {
         self.core.turn as i64
     }
 
+    #[inline]
     pub fn in_play(&self) -> i64 {
         self.core.in_play() as i64
     }

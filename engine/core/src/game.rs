@@ -424,7 +424,7 @@ impl Game {
     }
 
     /// Runs the current step's legal function, leaving its listing in
-    /// `ctx.legal` for the caller to take (and clear).
+    /// `ctx.legal` for the caller to take (the next listing clears it).
     fn run_legal(&self, state: &mut State) -> Done {
         let seat = match state.to_move() {
             ToMove::Decision(s) => s,

@@ -390,6 +390,7 @@ impl Core {
         self.status.0 != Status::Ongoing
     }
 
+    #[inline]
     pub fn in_play(&self) -> usize {
         self.out.iter().filter(|o| !**o).count()
     }
