@@ -149,11 +149,14 @@ impl Builder {
         std::fs::create_dir_all(&src).map_err(|e| io("cannot create", &src, e))?;
         let name = format!("rulesmith-compiled-{slot}");
         let ws = self.workspace.display().to_string().replace('\\', "/");
+        // `panic = "abort"`: nothing in the command catches a panic (a
+        // panic is a bug, reported and fatal either way), and without
+        // unwinding paths the rules run about 4% faster (docs/compiler.md).
         let manifest = format!(
             "[package]\nname = \"{name}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n\
              [dependencies]\nrulesmith = {{ path = \"{ws}\" }}\nrulesmith-runtime = {{ path = \"{ws}/engine/runtime\" }}\n\n\
              # A workspace of its own: not a member of the project's.\n[workspace]\n\n\
-             [profile.release]\ndebug = 0\nincremental = true\n"
+             [profile.release]\ndebug = 0\nincremental = true\npanic = \"abort\"\n"
         );
         write(&dir.join("Cargo.toml"), &manifest)?;
         // The project's lock file: the same dependency versions as rulesmith.
