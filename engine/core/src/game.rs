@@ -584,35 +584,15 @@ impl Game {
 
     fn feed_outcome(&self, state: &mut State, outcome: Outcome, backup: Backup) -> Done {
         self.check_outcome(state, outcome).map_err(fault)?;
+        let p = state.core.chance.as_ref().expect("checked above");
+        if p.got.len() + 1 < p.needed as usize && !state.is_terminal() {
+            // Not the event's last outcome: no script runs, nothing can
+            // fail, so there is nothing to undo (most dice of a roll).
+            Game::record_outcome(state, outcome);
+            return Ok(());
+        }
         self.transaction(state, backup, |g, s| {
-            s.history.push(Step::Chance(outcome));
-            let p = s.core.chance.as_mut().expect("checked above");
-            p.got.push(outcome);
-            if let (
-                Outcome::Card { deck, card },
-                ChanceSource::Deck {
-                    visible_to: Some(seen_by),
-                    ..
-                },
-            ) = (outcome, &p.source)
-            {
-                s.core.secrets.push(SecretDraw {
-                    deck,
-                    card,
-                    seen_by: *seen_by,
-                    revealed: false,
-                    at: (s.history.len() - 1) as u32,
-                });
-            }
-            if let Outcome::Card { deck, card } = outcome {
-                let left = &mut s.core.decks[deck as usize];
-                if let Some(i) = left.iter().position(|&c| c == card) {
-                    left.remove(i);
-                }
-            }
-            if p.got.len() < p.needed as usize {
-                return Ok(());
-            }
+            Game::record_outcome(s, outcome);
             let p = s.core.chance.take().expect("checked above");
             g.run(
                 s,
@@ -623,6 +603,38 @@ impl Game {
             )?;
             g.settle(s)
         })
+    }
+
+    /// Notes a checked chance outcome: in the history, in the pending
+    /// event, and (a card) out of its deck, as a secret when only one seat
+    /// sees it.
+    #[inline]
+    fn record_outcome(s: &mut State, outcome: Outcome) {
+        s.history.push(Step::Chance(outcome));
+        let p = s.core.chance.as_mut().expect("checked by the caller");
+        p.got.push(outcome);
+        if let (
+            Outcome::Card { deck, card },
+            ChanceSource::Deck {
+                visible_to: Some(seen_by),
+                ..
+            },
+        ) = (outcome, &p.source)
+        {
+            s.core.secrets.push(SecretDraw {
+                deck,
+                card,
+                seen_by: *seen_by,
+                revealed: false,
+                at: (s.history.len() - 1) as u32,
+            });
+        }
+        if let Outcome::Card { deck, card } = outcome {
+            let left = &mut s.core.decks[deck as usize];
+            if let Some(i) = left.iter().position(|&c| c == card) {
+                left.remove(i);
+            }
+        }
     }
 
     /// Payoffs, 1 for the winner and -1 for the others; 0 for all otherwise.
@@ -1258,15 +1270,20 @@ impl Game {
                 self.reset_ctx();
                 return Ok(());
             }
-            if let Some(seat) = start {
+            let asked = if let Some(seat) = start {
                 state.core.active = seat;
                 state.core.turn = 1;
-                self.begin_turn(state)?;
+                self.begin_turn(state)?
             } else if end_turn {
-                self.end_turn(state)?;
+                self.end_turn(state)?
             } else if let Some(step) = enter {
-                self.enter_step(state, step)?;
+                self.enter_step(state, step)?
             } else {
+                false
+            };
+            // No script ran, so nothing new was asked for: the next turn of
+            // the loop would find nothing (most transitions end here).
+            if !asked {
                 exhausted = false;
                 break;
             }
@@ -1291,49 +1308,58 @@ impl Game {
         Ok(())
     }
 
-    fn begin_turn(&self, state: &mut State) -> Done {
+    // The transitions `settle` carries out. Each returns whether a script
+    // ran (or the game ended), so that `settle` looks for new requests
+    // only then.
+
+    fn begin_turn(&self, state: &mut State) -> Result<bool, Fault> {
         state.core.actor = None;
         // The memo keeps listings within a turn only.
         state.core.memo.clear();
-        self.ctx.borrow_mut().enter = Some(self.variant.turn_steps[0]);
-        if self.variant.on_turn_start.is_some() {
-            self.run(state, Entry::TurnStart)?;
+        let first = self.variant.turn_steps[0];
+        if self.variant.on_turn_start.is_none() {
+            return self.enter_step(state, first);
         }
-        Ok(())
+        // The turn's first step, unless the script enters another.
+        self.ctx.borrow_mut().enter = Some(first);
+        self.run(state, Entry::TurnStart)?;
+        Ok(true)
     }
 
-    fn end_turn(&self, state: &mut State) -> Done {
+    fn end_turn(&self, state: &mut State) -> Result<bool, Fault> {
         self.ctx.borrow_mut().enter = None;
-        if self.variant.on_turn_end.is_some() {
+        // What the turn-end script asked for but a step change (a seat put
+        // out, turns started anew) is still to be carried out.
+        let ran = self.variant.on_turn_end.is_some();
+        if ran {
             self.run(state, Entry::TurnEnd)?;
             let mut c = self.ctx.borrow_mut();
             c.enter = None;
             c.end_turn = false;
         }
         if state.is_terminal() {
-            return Ok(());
+            return Ok(true);
         }
         if let Some(limit) = self.max_turns {
             if state.core.turn as i64 >= limit {
                 state.core.status.0 = Status::Draw;
-                return Ok(());
+                return Ok(true);
             }
         }
         // Rounds (no active seat) follow each other without passing a turn.
         if let Some(from) = state.core.active {
-            let n = state.core.seats;
-            let next = (1..=n).map(|k| (from + k) % n).find(|&s| !state.core.out[s]);
-            let Some(next) = next else {
+            let Some(next) = next_in_play(&state.core.out, from) else {
                 state.core.status.0 = Status::Draw;
-                return Ok(());
+                return Ok(true);
             };
             state.core.active = Some(next);
         }
         state.core.turn += 1;
-        self.begin_turn(state)
+        Ok(self.begin_turn(state)? || ran)
     }
 
-    fn enter_step(&self, state: &mut State, step: usize) -> Done {
+    #[inline(always)]
+    fn enter_step(&self, state: &mut State, step: usize) -> Result<bool, Fault> {
         state.core.step = Some(step);
         let def = &self.variant.steps[step];
         match def.actor {
@@ -1341,11 +1367,29 @@ impl Game {
             Actor::Every => self.begin_round(state),
             Actor::Script => {}
         }
-        if def.enter.is_some() {
-            self.run(state, Entry::Enter { step })?;
+        if def.enter.is_none() {
+            return Ok(false);
         }
-        Ok(())
+        self.run(state, Entry::Enter { step })?;
+        Ok(true)
     }
+}
+
+/// The seat after `from` that is still in play, going round the table
+/// (`from` itself last); none when every seat is out.
+fn next_in_play(out: &[bool], from: usize) -> Option<usize> {
+    let n = out.len();
+    let mut seat = if from < n { from } else { from % n.max(1) };
+    for _ in 0..n {
+        seat += 1;
+        if seat == n {
+            seat = 0;
+        }
+        if !out[seat] {
+            return Some(seat);
+        }
+    }
+    None
 }
 
 /// Orders object keys: those in `order` first, in that order, then the rest
