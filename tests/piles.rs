@@ -11,10 +11,7 @@ use rulesmith_core::{Ctx, Game, State};
 /// natives' semantics directly.
 fn start(g: &Game) -> (State, Ctx) {
     let state = g.new_game(2).unwrap();
-    let cx = Ctx {
-        core: state.core.clone(),
-        ..Ctx::default()
-    };
+    let cx = Ctx::with_core(state.core.clone());
     (state, cx)
 }
 

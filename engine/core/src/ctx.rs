@@ -23,8 +23,10 @@ pub struct Ctx {
     pub core: Box<Core>,
     /// Legal actions collected by `add` and `add_all`.
     pub legal: Legal,
-    /// True while a step's legal function runs: only then may it `add`.
-    pub collecting: bool,
+    /// True while a step's legal function runs: only then may it `add`
+    /// (set through [`Ctx::set_collecting`], which keeps `legal`'s quick
+    /// path closed outside a listing).
+    pub(crate) collecting: bool,
     /// Queued: enter this step.
     pub enter: Option<usize>,
     /// Queued: end the current turn.
@@ -50,6 +52,12 @@ pub struct Ctx {
 }
 
 impl Ctx {
+    /// A context holding `core`, outside any listing: to call the natives'
+    /// semantics directly.
+    pub fn with_core(core: Box<Core>) -> Ctx {
+        Ctx { core, ..Ctx::default() }
+    }
+
     #[inline]
     fn seat(&self, seat: i64) -> Result<Seat, String> {
         if seat < 0 || seat as usize >= self.core.seats {
@@ -192,18 +200,47 @@ impl Ctx {
     #[inline(always)]
     pub fn add(&mut self, variant: &Variant, kind: u16, values: &[i64]) -> Result<(), String> {
         variant.actions[kind as usize].template.check_values(values)?;
-        if !self.collecting {
-            return Err(NOT_COLLECTING.into());
-        }
         let mut args = [0i32; MAX_ARGS];
         for (a, v) in args.iter_mut().zip(values) {
             *a = *v as i32;
         }
-        self.legal.push(Action {
+        let action = Action {
             kind,
             len: values.len() as u8,
             args,
-        })
+        };
+        // After a listing's first `add`, the next ones append with no
+        // other check (see `Legal::push_quick`): the hottest call there is.
+        if self.legal.push_quick(action) {
+            return Ok(());
+        }
+        self.add_checked(action)
+    }
+
+    /// [`Ctx::add`] off the quick path: a listing's first action after a
+    /// product, or an `add` outside a listing (an error).
+    #[inline(never)]
+    fn add_checked(&mut self, action: Action) -> Result<(), String> {
+        if !self.collecting {
+            return Err(NOT_COLLECTING.into());
+        }
+        self.legal.push(action)?;
+        self.legal.open_quick();
+        Ok(())
+    }
+
+    /// Starts or ends a listing: only in one may `add` and `add_all` add.
+    pub fn set_collecting(&mut self, on: bool) {
+        self.collecting = on;
+        if on {
+            self.legal.start_listing();
+        } else {
+            self.legal.close_quick();
+        }
+    }
+
+    pub fn collecting(&self) -> bool {
+        self.collecting
     }
 
     /// `add_all`, in three parts so that each engine reads its own values
@@ -624,7 +661,7 @@ mod tests {
         let mut c = listing(0);
         let e = c.remember(3).unwrap_err();
         assert!(e.contains("remember(3) without a recall(3, ..)"), "{e}");
-        c.collecting = false;
+        c.set_collecting(false);
         let e = c.recall(3, &[]).unwrap_err();
         assert!(
             e.contains("recall() may only be called from a step's legal function"),

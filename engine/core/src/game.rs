@@ -446,12 +446,12 @@ impl Game {
             // may have left a product unfinished.
             let mut c = self.ctx.borrow_mut();
             c.legal.clear();
-            c.collecting = true;
+            c.set_collecting(true);
             c.recalling.clear();
         }
         let result = self.run(state, Entry::Legal { step: index });
         let mut c = self.ctx.borrow_mut();
-        c.collecting = false;
+        c.set_collecting(false);
         c.recalling.clear();
         c.enter = None;
         c.end_turn = false;
@@ -1052,7 +1052,7 @@ impl Game {
 
     fn reset_ctx(&self) {
         let mut c = self.ctx.borrow_mut();
-        c.collecting = false;
+        c.set_collecting(false);
         c.enter = None;
         c.end_turn = false;
         c.start_turns = None;

@@ -79,6 +79,11 @@ pub struct Legal {
     /// The last segment is single actions, still [`OPEN`]: an `add` only
     /// appends (no segment to look at), the hottest call of a listing.
     open: bool,
+    /// How long `singles` may grow by [`Legal::push_quick`], with no check
+    /// but its values': [`MAX_LEGAL`] less the products' actions while a
+    /// listing adds to an open stretch of single actions (`open_quick`),
+    /// 0 otherwise. Whatever ends the stretch or the listing sets it to 0.
+    quick_until: usize,
 }
 
 impl Legal {
@@ -93,6 +98,7 @@ impl Legal {
         self.kept = (0, 0);
         self.in_products = 0;
         self.open = false;
+        self.quick_until = 0;
     }
 
     /// Number of legal actions.
@@ -276,6 +282,38 @@ impl Legal {
         Ok(())
     }
 
+    /// Adds one action (its values already checked) if the quick path is
+    /// open ([`Legal::open_quick`]): true when added, false (nothing
+    /// changed) when the caller must take the checked path.
+    #[inline(always)]
+    pub(crate) fn push_quick(&mut self, action: Action) -> bool {
+        if self.singles.len() < self.quick_until {
+            self.singles.push(action);
+            return true;
+        }
+        false
+    }
+
+    /// Opens the quick path for the single actions that follow one just
+    /// added by the checked path during a listing.
+    pub(crate) fn open_quick(&mut self) {
+        if self.open {
+            self.quick_until = MAX_LEGAL - self.in_products;
+        }
+    }
+
+    /// A listing starts: its first single actions take the quick path too
+    /// (an open stretch that stays empty is harmless).
+    pub(crate) fn start_listing(&mut self) {
+        self.open_singles();
+        self.open_quick();
+    }
+
+    /// Closes the quick path: the listing is over.
+    pub(crate) fn close_quick(&mut self) {
+        self.quick_until = 0;
+    }
+
     /// Adds actions listed before (their values already checked).
     pub(crate) fn push_all(&mut self, actions: &[Action]) -> Result<(), String> {
         self.room_for(actions.len())?;
@@ -301,6 +339,7 @@ impl Legal {
     /// Ends the open stretch of single actions, if any, before another
     /// segment.
     fn close_singles(&mut self) {
+        self.quick_until = 0;
         if std::mem::take(&mut self.open) {
             let end = self.singles.len() as u32;
             if let Some(Segment::Singles { end: e, .. }) = self.segments.last_mut() {
