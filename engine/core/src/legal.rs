@@ -338,6 +338,7 @@ impl Legal {
 
     /// Ends the open stretch of single actions, if any, before another
     /// segment.
+    #[inline]
     fn close_singles(&mut self) {
         self.quick_until = 0;
         if std::mem::take(&mut self.open) {
@@ -368,6 +369,7 @@ impl Legal {
     }
 
     /// Starts a product (dropping one that was started and not finished).
+    #[inline]
     pub(crate) fn start_product(&mut self) {
         let (v, d) = self.kept;
         self.values.truncate(v);

@@ -109,6 +109,7 @@ impl Template {
     }
 
     /// Number of values the template carries.
+    #[inline]
     pub fn arity(&self) -> usize {
         self.bounds.len()
     }
