@@ -239,8 +239,11 @@ impl Ctx {
         }
     }
 
-    pub fn collecting(&self) -> bool {
-        self.collecting
+    /// Whether a script asked for something `settle` has not carried out
+    /// yet (a step change, the end of the turn, the turns started, a seat
+    /// put out).
+    pub(crate) fn asks(&self) -> bool {
+        self.enter.is_some() || self.end_turn || self.start_turns.is_some() || self.eliminated
     }
 
     /// `add_all`, in three parts so that each engine reads its own values

@@ -1317,19 +1317,24 @@ impl Game {
         // The memo keeps listings within a turn only.
         state.core.memo.clear();
         let first = self.variant.turn_steps[0];
-        if self.variant.on_turn_start.is_none() {
+        if self.variant.on_turn_start.is_none() && !self.ctx.borrow().asks() {
+            // Nothing else to carry out first: enter the step at once.
             return self.enter_step(state, first);
         }
-        // The turn's first step, unless the script enters another.
+        // The turn's first step, after what a turn-end script asked for (a
+        // seat put out may end the game first) and unless the turn-start
+        // script enters another.
         self.ctx.borrow_mut().enter = Some(first);
-        self.run(state, Entry::TurnStart)?;
+        if self.variant.on_turn_start.is_some() {
+            self.run(state, Entry::TurnStart)?;
+        }
         Ok(true)
     }
 
     fn end_turn(&self, state: &mut State) -> Result<bool, Fault> {
         self.ctx.borrow_mut().enter = None;
-        // What the turn-end script asked for but a step change (a seat put
-        // out, turns started anew) is still to be carried out.
+        // A turn-end script's step changes are dropped; what else it asked
+        // for (a seat put out, the turns started anew) is carried out next.
         let ran = self.variant.on_turn_end.is_some();
         if ran {
             self.run(state, Entry::TurnEnd)?;
