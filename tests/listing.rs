@@ -2,22 +2,16 @@
 //! order they were added, and `add` refused outside a step's legal function,
 //! also right after a listing left its quick path for single actions open.
 
-use rulesmith_core::{Game, Variant};
-use std::path::PathBuf;
+mod common;
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("rulesmith-listing-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use common::scratch_game;
+use rulesmith_core::Game;
 
 /// One step whose legal function mixes `add` and `add_all`; the action
 /// `pick` adds from its apply function, which only a legal function may.
 fn listing_game() -> Game {
-    let dir = scratch("mixed");
-    std::fs::write(
-        dir.join("variant.toml"),
+    scratch_game(
+        "mixed",
         r#"[variant]
 name = "listing"
 title = "Singles and products in one listing"
@@ -41,17 +35,11 @@ legal = "play_legal"
 [turn]
 steps = ["play"]
 "#,
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("rules.rhai"),
         "fn setup() { start_turns(0); }\n\
          fn play_legal() { add(\"pick\", 9); add_all(\"pick\", [[1, 2]]); add(\"pick\", 7); add(\"pass\"); }\n\
          fn do_pass() { end_turn(); }\n\
          fn do_pick(n) { add(\"pick\", n); }\n",
     )
-    .unwrap();
-    rulesmith_rhai::interpreted(Variant::load(&dir).unwrap()).unwrap()
 }
 
 #[test]

@@ -2,23 +2,17 @@
 //! asked for in order, and a step is entered only when nothing asked for
 //! before it (a seat put out, the turns started anew) is still pending.
 
-use rulesmith_core::{Game, Variant};
-use std::path::PathBuf;
+mod common;
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("rulesmith-settling-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use common::scratch_game;
+use rulesmith_core::Game;
 
 /// One step with an `enter` script that counts its entries; the turn-end
 /// script puts the other seat out, which ends the game (`last_standing`)
 /// before the next turn's step is entered.
 fn turn_end_out_game() -> Game {
-    let dir = scratch("turn-end-out");
-    std::fs::write(
-        dir.join("variant.toml"),
+    scratch_game(
+        "turn-end-out",
         r#"[variant]
 name = "turn-end-out"
 title = "A turn-end script that ends the game"
@@ -46,18 +40,12 @@ last_standing = true
 [stats]
 entered = "Times the play step was entered"
 "#,
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("rules.rhai"),
         "fn setup() { start_turns(0); }\n\
          fn play_enter() { stat(\"entered\", 1); }\n\
          fn play_legal() { add(\"pass\"); }\n\
          fn do_pass() { end_turn(); }\n\
          fn turn_end() { eliminate(1 - active()); }\n",
     )
-    .unwrap();
-    rulesmith_rhai::interpreted(Variant::load(&dir).unwrap()).unwrap()
 }
 
 #[test]

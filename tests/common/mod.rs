@@ -25,6 +25,22 @@ pub fn game(variant: &str) -> Game {
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// A rule set of one test: `variant_toml` and `rules` written as
+/// `variant.toml` and `rules.rhai` into a fresh folder of its own, loaded
+/// for the interpreter.
+pub fn scratch_game(name: &str, variant_toml: &str, rules: &str) -> Game {
+    let dir = std::env::temp_dir().join(format!(
+        "rulesmith-{}-{name}-{}",
+        env!("CARGO_CRATE_NAME"),
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("variant.toml"), variant_toml).unwrap();
+    std::fs::write(dir.join("rules.rhai"), rules).unwrap();
+    rulesmith_rhai::interpreted(Variant::load(&dir).unwrap_or_else(|e| panic!("{e}"))).unwrap_or_else(|e| panic!("{e}"))
+}
+
 /// A proptest runner with a fixed seed: CI runs are reproducible, and
 /// `RULESMITH_PROPTEST_CASES` (see [`cases`]) explores further.
 pub fn runner(cases: u32) -> proptest::test_runner::TestRunner {
