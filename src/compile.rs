@@ -4,6 +4,7 @@
 use crate::common::{load_variant, VariantArgs};
 use crate::engine::Engine;
 use crate::{engine, Failure};
+use rulesmith_compiler::build::Trainee;
 use rulesmith_core::{record, Variant};
 use rulesmith_lab::differential;
 
@@ -22,6 +23,12 @@ pub struct Args {
     /// Translate only: do not build.
     #[arg(long)]
     pub no_build: bool,
+    /// Build with profile-guided optimization: an instrumented build plays
+    /// training games, and the rules and engine are rebuilt by what it
+    /// measured (minutes; needs llvm-profdata). Every command then uses
+    /// that build while the scripts are unchanged.
+    #[arg(long, conflicts_with_all = ["no_build", "verify"])]
+    pub pgo: bool,
     /// Check the compiled rules against the interpreter (the reference):
     /// this many random games per player count, compared step by step
     /// (legal lists, every seat's view, invariants, evaluations, records).
@@ -81,13 +88,80 @@ pub fn run(args: Args) -> Result<(), Failure> {
         fingerprint: &out.fingerprint,
         rust: &out.rust,
     };
-    let bin = b
-        .binary(&[unit], &mut |line| eprintln!("rulesmith: {line}"))
-        .map_err(|e| Failure::input(e.to_string()))?;
+    let mut progress = |line: &str| eprintln!("rulesmith: {line}");
+    let bin = if args.pgo {
+        let guided = b.cached_profile_guided(&[&out.fingerprint]).is_some();
+        let bin = b
+            .optimized(&[unit], &mut |t| train(t, &args, &variant), &mut progress)
+            .map_err(|e| Failure::input(e.to_string()))?;
+        if guided {
+            crate::outln!("already built, profile-guided: {}", bin.display());
+        } else {
+            crate::outln!(
+                "built profile-guided in {:.1} s: {}",
+                start.elapsed().as_secs_f64(),
+                bin.display()
+            );
+        }
+        return Ok(());
+    } else {
+        b.binary(&[unit], &mut progress)
+            .map_err(|e| Failure::input(e.to_string()))?
+    };
     if cached {
         crate::outln!("already built: {}", bin.display());
     } else {
         crate::outln!("built in {:.1} s: {}", start.elapsed().as_secs_f64(), bin.display());
+    }
+    Ok(())
+}
+
+/// The training of a profile-guided build: what the commands that play
+/// many games do, at every player count, on the instrumented binary.
+/// Code a training run never reaches is laid out as cold, so each of
+/// them is here: random playouts (`profile`), invariants after every step
+/// (`fuzz`), and search (`simulate` with MCTS bots). It takes seconds.
+fn train(trainee: &Trainee, args: &Args, variant: &Variant) -> Result<(), String> {
+    let mut overrides: Vec<std::ffi::OsString> = Vec::new();
+    for s in &args.common.set {
+        overrides.push("--set".into());
+        overrides.push(s.into());
+    }
+    if let Some(p) = &args.common.params {
+        overrides.push("--params".into());
+        overrides.push(p.into());
+    }
+    let p = variant.players;
+    for n in p.min..=p.max {
+        let runs: [&[&str]; 3] = [
+            &["profile", "--games", "20000"],
+            &["fuzz", "--games", "1000", "--jobs", "1"],
+            &["simulate", "--games", "2", "--bots", "mcts", "--jobs", "1"],
+        ];
+        for run in runs {
+            let out = trainee
+                .command()
+                .args(&run[..1])
+                .arg(&args.variant)
+                .args(&run[1..])
+                .args(["--players", &n.to_string(), "--engine", "compiled"])
+                .args(&overrides)
+                .output()
+                .map_err(|e| format!("cannot run the instrumented build: {e}"))?;
+            // A fuzz run that finds a broken invariant (exit 1) has still
+            // played: its profile counts. Bad input would have stopped the
+            // `profile` run before it; any other failure stops the build.
+            let found_break = run[0] == "fuzz" && out.status.code() == Some(1);
+            if !out.status.success() && !found_break {
+                let err = String::from_utf8_lossy(&out.stderr);
+                return Err(format!(
+                    "`rulesmith {} {} --players {n}` failed: {}",
+                    run[0],
+                    args.variant.display(),
+                    err.trim()
+                ));
+            }
+        }
     }
     Ok(())
 }

@@ -57,6 +57,25 @@ pub fn current() -> Engine {
     CURRENT.get().copied().unwrap_or(Engine::Interpreted)
 }
 
+/// Whether this binary is a profile-guided build (`compile --pgo`).
+static PROFILE_GUIDED: OnceLock<bool> = OnceLock::new();
+
+/// Called by a compiled binary's `main`: whether it was built
+/// profile-guided.
+pub fn built_profile_guided(yes: bool) {
+    let _ = PROFILE_GUIDED.set(yes);
+}
+
+/// How the running rules were built, for reports: "compiled",
+/// "compiled, profile-guided" or "interpreted".
+pub fn build_label(engine_name: &str) -> String {
+    if engine_name == "compiled" && PROFILE_GUIDED.get() == Some(&true) {
+        "compiled, profile-guided".to_string()
+    } else {
+        engine_name.to_string()
+    }
+}
+
 /// Set in the environment of a compiled binary run in a command's place.
 const CHILD: &str = "RULESMITH_COMPILED_BINARY";
 

@@ -124,6 +124,8 @@ impl Failure {
     }
 }
 
+pub use engine::built_profile_guided;
+
 /// Runs the command line with `compiled` rule sets built in (none in the
 /// plain `rulesmith` binary).
 pub fn main_with(compiled: Vec<rulesmith_runtime::Registration>) -> ExitCode {

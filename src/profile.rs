@@ -117,7 +117,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     crate::outln!(
         "profiled {} ({n} players, {} rules): {} games, {} decisions, {} chance outcomes in {:.2}s on one thread",
         args.variant.display(),
-        plain.engine_name(),
+        crate::engine::build_label(plain.engine_name()),
         args.games,
         speed.counts.decisions,
         speed.counts.chance,

@@ -18,6 +18,13 @@
 //! Rust has no stable ABI for passing `Box<dyn Rules>` across a dynamic
 //! library, and loading one needs `unsafe`; a separate process costs one
 //! `exec` per command (see docs/ARCHITECTURE.md, "Compiled rules").
+//!
+//! [`Builder::optimized`] builds the same rules a second way, with
+//! profile-guided optimization: an instrumented build plays the rules
+//! (the caller says how), `llvm-profdata` merges what it measured, and a
+//! third build lays out and inlines the code by that profile. It takes
+//! minutes, in target directories of its own, and is kept beside the plain
+//! binary; while it matches the scripts, it is the one used.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -37,6 +44,13 @@ pub struct Builder {
 pub enum BuildError {
     #[error("no Rust toolchain: `cargo` could not be run ({0})")]
     NoToolchain(String),
+    #[error(
+        "a profile-guided build needs llvm-profdata of LLVM {llvm} or a little older \
+         (`rustup component add llvm-tools`, or a Debian package such as llvm-19); {tried}"
+    )]
+    NoProfdata { llvm: String, tried: String },
+    #[error("the training games of the profile-guided build failed: {0}")]
+    Training(String),
     #[error("building the compiled rules failed; cargo's output is in {}:\n{tail}", log.display())]
     Cargo { log: PathBuf, tail: String },
     #[error("{0}")]
@@ -49,6 +63,29 @@ pub struct Unit<'a> {
     pub name: &'a str,
     pub fingerprint: &'a str,
     pub rust: &'a str,
+}
+
+/// How one build is compiled.
+#[derive(Clone, Copy)]
+enum Flavor<'a> {
+    /// An ordinary release build.
+    Plain,
+    /// Instrumented to count what runs (`-Cprofile-generate`).
+    Instrumented,
+    /// Optimized by the merged profile at this path (`-Cprofile-use`).
+    ProfileUse(&'a Path),
+}
+
+impl Flavor<'_> {
+    /// Each flavour has a target directory of its own: the flags differ,
+    /// and sharing one would rebuild the dependencies at every switch.
+    fn target_dir(self) -> &'static str {
+        match self {
+            Flavor::Plain => "target",
+            Flavor::Instrumented => "target-pgo-train",
+            Flavor::ProfileUse(_) => "target-pgo",
+        }
+    }
 }
 
 /// Where a set of rule sets is built: a name of their names, stable
@@ -99,9 +136,18 @@ impl Builder {
         }
     }
 
-    /// The cached binary for these fingerprints, if built already.
+    /// The cached binary for these fingerprints, if built already: the
+    /// profile-guided one when there is one.
     pub fn cached(&self, fingerprints: &[&str]) -> Option<PathBuf> {
-        let bin = self.bin_path(&key(fingerprints));
+        let key = key(fingerprints);
+        [self.pgo_bin_path(&key), self.bin_path(&key)]
+            .into_iter()
+            .find(|bin| bin.is_file())
+    }
+
+    /// The profile-guided binary for these fingerprints, if built already.
+    pub fn cached_profile_guided(&self, fingerprints: &[&str]) -> Option<PathBuf> {
+        let bin = self.pgo_bin_path(&key(fingerprints));
         bin.is_file().then_some(bin)
     }
 
@@ -128,17 +174,103 @@ impl Builder {
         ))
     }
 
+    fn pgo_bin_path(&self, key: &str) -> PathBuf {
+        self.cache.join("bin").join(format!(
+            "rulesmith-{key}-{}-pgo{}",
+            self.stamp,
+            std::env::consts::EXE_SUFFIX
+        ))
+    }
+
     /// Builds (or finds) the binary with `units` registered. `progress`
     /// hears one line before a build starts.
     pub fn binary(&self, units: &[Unit<'_>], progress: &mut dyn FnMut(&str)) -> Result<PathBuf, BuildError> {
         let fps: Vec<&str> = units.iter().map(|u| u.fingerprint).collect();
+        if let Some(bin) = self.cached(&fps) {
+            return Ok(bin);
+        }
         let key = key(&fps);
+        Builder::toolchain()?;
+        let crate_ = self.write_crate(units)?;
+        let first = !self.cache.join(Flavor::Plain.target_dir()).join("release").exists();
+        progress(&if first {
+            "compiling the rules (first build: the engine is built too, a few minutes; later builds take seconds)"
+                .into()
+        } else {
+            "compiling the rules".to_string()
+        });
+        let tmp = match self.build_checked(&crate_, &key, Flavor::Plain) {
+            Ok(tmp) => tmp,
+            Err(e) => {
+                if let BuildError::Cargo { log, .. } = &e {
+                    let marker = self.failure_marker(&key);
+                    let _ = std::fs::create_dir_all(self.cache.join("bin"));
+                    let _ = std::fs::write(marker, log.display().to_string());
+                }
+                return Err(e);
+            }
+        };
+        // Binaries of older builds of Rulesmith for the same rules go.
+        let older = format!("rulesmith-{key}-");
+        if let Ok(entries) = std::fs::read_dir(self.cache.join("bin")) {
+            for e in entries.flatten() {
+                if e.file_name().to_string_lossy().starts_with(&older) {
+                    let _ = std::fs::remove_file(e.path());
+                }
+            }
+        }
         let bin = self.bin_path(&key);
+        std::fs::rename(&tmp, &bin).map_err(|e| io_error("cannot move", &tmp, e))?;
+        Ok(bin)
+    }
+
+    /// Builds (or finds) the profile-guided binary of `units`: an
+    /// instrumented build, then `train` runs it (it plays the rules the
+    /// way the user's commands will, and every run leaves a profile), then `llvm-profdata` merges the profiles and a last build
+    /// uses them. The plain binary is not needed and not touched.
+    pub fn optimized(
+        &self,
+        units: &[Unit<'_>],
+        train: &mut dyn FnMut(&Trainee) -> Result<(), String>,
+        progress: &mut dyn FnMut(&str),
+    ) -> Result<PathBuf, BuildError> {
+        let fps: Vec<&str> = units.iter().map(|u| u.fingerprint).collect();
+        let key = key(&fps);
+        let bin = self.pgo_bin_path(&key);
         if bin.is_file() {
             return Ok(bin);
         }
         Builder::toolchain()?;
-        let io = |what: &str, p: &Path, e: std::io::Error| BuildError::Io(format!("{what} {}: {e}", p.display()));
+        // Found before minutes of building, not after.
+        let tools = profdata_tools()?;
+        let crate_ = self.write_crate(units)?;
+        let profiles = self.cache.join("pgo").join(&key);
+        let _ = std::fs::remove_dir_all(&profiles);
+        std::fs::create_dir_all(&profiles).map_err(|e| io_error("cannot create", &profiles, e))?;
+
+        progress("profile-guided build, 1 of 3: the rules, instrumented (the first time, the engine too: minutes)");
+        let instrumented = self.build_checked(&crate_, &key, Flavor::Instrumented)?;
+        progress("profile-guided build, 2 of 3: training games, to measure where time goes");
+        let trainee = Trainee {
+            binary: instrumented,
+            // Every process the training starts writes its own file here.
+            profiles: profiles.join("%p-%m.profraw"),
+        };
+        let trained = train(&trainee);
+        let _ = std::fs::remove_file(&trainee.binary);
+        trained.map_err(BuildError::Training)?;
+        let merged = profiles.join("merged.profdata");
+        merge_profiles(&tools, &profiles, &merged)?;
+
+        progress("profile-guided build, 3 of 3: the rules and the engine, optimized by the profile (minutes)");
+        let tmp = self.build_checked(&crate_, &key, Flavor::ProfileUse(&merged))?;
+        std::fs::rename(&tmp, &bin).map_err(|e| io_error("cannot move", &tmp, e))?;
+        Ok(bin)
+    }
+
+    /// Writes the generated crate of `units` (all but its sources, which
+    /// [`Builder::build_checked`] writes before every build).
+    fn write_crate(&self, units: &[Unit<'_>]) -> Result<GeneratedCrate, BuildError> {
         // Units in a fixed order (by name, then contents), so that a rule
         // set keeps its module from one build of this slot to the next.
         let mut units: Vec<&Unit<'_>> = units.iter().collect();
@@ -146,7 +278,7 @@ impl Builder {
         let slot = slot(&units.iter().map(|u| u.name).collect::<Vec<_>>());
         let dir = self.cache.join("crates").join(&slot);
         let src = dir.join("src");
-        std::fs::create_dir_all(&src).map_err(|e| io("cannot create", &src, e))?;
+        std::fs::create_dir_all(&src).map_err(|e| io_error("cannot create", &src, e))?;
         let name = format!("rulesmith-compiled-{slot}");
         let ws = self.workspace.display().to_string().replace('\\', "/");
         // `panic = "abort"`: nothing in the command catches a panic (a
@@ -167,80 +299,71 @@ impl Builder {
                 write(&path, &lock)?;
             }
         }
-        let mut sources: Vec<(PathBuf, &str)> = Vec::new();
+        let mut sources: Vec<(PathBuf, String)> = Vec::new();
         let mut main = String::from("// Generated by rulesmith-compiler.\n");
         let mut regs = Vec::new();
         for (i, u) in units.iter().enumerate() {
             let m = format!("rules_{i}_{}", ident(u.name));
-            sources.push((src.join(format!("{m}.rs")), u.rust));
+            sources.push((src.join(format!("{m}.rs")), u.rust.to_string()));
             main.push_str(&format!("mod {m};\n"));
             regs.push(format!("rulesmith_runtime::Registration::of::<{m}::Generated>()"));
         }
+        // The profile-guided build sets RULESMITH_PROFILE_GUIDED for cargo,
+        // so that the binary can say which build it is.
         main.push_str(&format!(
-            "\n#[global_allocator]\nstatic ALLOCATOR: rulesmith::Allocator = rulesmith::Allocator;\n\nfn main() -> std::process::ExitCode {{\n    rulesmith::main_with(vec![{}])\n}}\n",
+            "\n#[global_allocator]\nstatic ALLOCATOR: rulesmith::Allocator = rulesmith::Allocator;\n\n\
+             fn main() -> std::process::ExitCode {{\n    \
+             rulesmith::built_profile_guided(option_env!(\"RULESMITH_PROFILE_GUIDED\").is_some());\n    \
+             rulesmith::main_with(vec![{}])\n}}\n",
             regs.join(", ")
         ));
-        sources.push((src.join("main.rs"), &main));
-        // Another process may build other scripts of the same names at the
-        // same time, in the same folder. A build counts only if, once its
-        // binary is copied aside, the sources still are ours: then that
-        // binary was built from them (cargo builds one at a time, and every
-        // build writes its sources before it starts).
-        let first = !self.cache.join("target").join("release").exists();
-        progress(&if first {
-            "compiling the rules (first build: the engine is built too, a few minutes; later builds take seconds)"
-                .into()
-        } else {
-            "compiling the rules".to_string()
-        });
+        sources.push((src.join("main.rs"), main));
+        Ok(GeneratedCrate { dir, name, sources })
+    }
+
+    /// Builds `crate_` as `flavor` and returns its binary, copied aside
+    /// under a temporary name.
+    ///
+    /// Another process may build other scripts of the same names at the
+    /// same time, in the same folder. A build counts only if, once its
+    /// binary is copied aside, the sources still are ours: then that
+    /// binary was built from them (cargo builds one at a time, and every
+    /// build writes its sources before it starts).
+    fn build_checked(&self, crate_: &GeneratedCrate, key: &str, flavor: Flavor<'_>) -> Result<PathBuf, BuildError> {
         for _attempt in 0..4 {
-            for (path, text) in &sources {
+            for (path, text) in &crate_.sources {
                 write(path, text)?;
             }
-            let built = self.build_once(&dir, &name, &key);
-            let ours = sources
+            let built = self.build_once(crate_, key, flavor);
+            let ours = crate_
+                .sources
                 .iter()
                 .all(|(path, text)| std::fs::read_to_string(path).is_ok_and(|t| t == *text));
-            let tmp = match built {
-                Ok(tmp) if ours => tmp,
+            match built {
+                Ok(tmp) if ours => return Ok(tmp),
                 Ok(tmp) => {
                     let _ = std::fs::remove_file(&tmp);
-                    continue;
                 }
-                Err(BuildError::Cargo { .. }) if !ours => continue,
-                Err(e) => {
-                    if let BuildError::Cargo { log, .. } = &e {
-                        let marker = self.failure_marker(&key);
-                        let _ = std::fs::create_dir_all(self.cache.join("bin"));
-                        let _ = std::fs::write(marker, log.display().to_string());
-                    }
-                    return Err(e);
-                }
-            };
-            // Binaries of older builds of Rulesmith for the same rules go.
-            let older = format!("rulesmith-{key}-");
-            if let Ok(entries) = std::fs::read_dir(self.cache.join("bin")) {
-                for e in entries.flatten() {
-                    if e.file_name().to_string_lossy().starts_with(&older) {
-                        let _ = std::fs::remove_file(e.path());
-                    }
-                }
+                Err(BuildError::Cargo { .. }) if !ours => {}
+                Err(e) => return Err(e),
             }
-            std::fs::rename(&tmp, &bin).map_err(|e| io("cannot move", &tmp, e))?;
-            return Ok(bin);
         }
         Err(BuildError::Io(format!(
             "other builds kept changing the sources in {} while these rules were built; try again",
-            dir.display()
+            crate_.dir.display()
         )))
     }
 
-    /// Runs cargo on the crate in `dir` and copies its binary next to the
-    /// cached ones, under a temporary name (returned).
-    fn build_once(&self, dir: &Path, name: &str, key: &str) -> Result<PathBuf, BuildError> {
-        let io = |what: &str, p: &Path, e: std::io::Error| BuildError::Io(format!("{what} {}: {e}", p.display()));
-        let log = dir.join("build.log");
-        let target = self.cache.join("target");
+    /// Runs cargo on `crate_` and copies its binary next to the cached
+    /// ones, under a temporary name (returned).
+    fn build_once(&self, crate_: &GeneratedCrate, key: &str, flavor: Flavor<'_>) -> Result<PathBuf, BuildError> {
+        let dir = &crate_.dir;
+        let log = dir.join(match flavor {
+            Flavor::Plain => "build.log",
+            Flavor::Instrumented => "build-pgo-train.log",
+            Flavor::ProfileUse(_) => "build-pgo.log",
+        });
+        let target = self.cache.join(flavor.target_dir());
         let mut cmd = Command::new("cargo");
         cmd.args(["build", "--release", "--manifest-path"])
             .arg(dir.join("Cargo.toml"))
@@ -258,6 +381,28 @@ impl Builder {
         ] {
             cmd.env_remove(var);
         }
+        // The profile flags go after the user's own RUSTFLAGS. The
+        // instrumented build's folder is fixed (the training run names
+        // its files by LLVM_PROFILE_FILE): a flag that changed per build
+        // would rebuild the dependencies each time.
+        let pgo_flag = match flavor {
+            Flavor::Plain => None,
+            Flavor::Instrumented => Some(format!(
+                "-Cprofile-generate={}",
+                self.cache.join("pgo").join("default").display()
+            )),
+            Flavor::ProfileUse(profile) => Some(format!("-Cprofile-use={}", profile.display())),
+        };
+        if let Some(flag) = pgo_flag {
+            let mut flags = std::env::var("RUSTFLAGS").unwrap_or_default();
+            flags.push(' ');
+            flags.push_str(&flag);
+            cmd.env("RUSTFLAGS", flags.trim()).env_remove("CARGO_ENCODED_RUSTFLAGS");
+        }
+        match flavor {
+            Flavor::ProfileUse(_) => cmd.env("RULESMITH_PROFILE_GUIDED", "1"),
+            _ => cmd.env_remove("RULESMITH_PROFILE_GUIDED"),
+        };
         let out = cmd.output().map_err(|e| BuildError::NoToolchain(e.to_string()))?;
         let _ = std::fs::write(&log, [&out.stdout[..], &out.stderr[..]].concat());
         if !out.status.success() {
@@ -268,15 +413,143 @@ impl Builder {
         }
         let built = target
             .join("release")
-            .join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+            .join(format!("{}{}", crate_.name, std::env::consts::EXE_SUFFIX));
         let bins = self.cache.join("bin");
-        std::fs::create_dir_all(&bins).map_err(|e| io("cannot create", &bins, e))?;
+        std::fs::create_dir_all(&bins).map_err(|e| io_error("cannot create", &bins, e))?;
         // Copied aside, then renamed into place: a binary in `bin/` is
         // always whole.
-        let tmp = bins.join(format!(".{key}.{}", std::process::id()));
-        std::fs::copy(&built, &tmp).map_err(|e| io("cannot copy", &built, e))?;
+        let tmp = bins.join(format!(".{key}.{}.{}", flavor.target_dir(), std::process::id()));
+        std::fs::copy(&built, &tmp).map_err(|e| io_error("cannot copy", &built, e))?;
         Ok(tmp)
     }
+}
+
+/// The instrumented binary of a profile-guided build, to train.
+pub struct Trainee {
+    binary: PathBuf,
+    /// `LLVM_PROFILE_FILE`: where each run writes what it measured.
+    profiles: PathBuf,
+}
+
+impl Trainee {
+    /// A command that runs the instrumented binary (arguments to add).
+    pub fn command(&self) -> Command {
+        let mut cmd = Command::new(&self.binary);
+        cmd.env("LLVM_PROFILE_FILE", &self.profiles);
+        cmd
+    }
+}
+
+/// The generated crate of a set of rule sets: its folder, its package
+/// name, and its sources with their text.
+struct GeneratedCrate {
+    dir: PathBuf,
+    name: String,
+    sources: Vec<(PathBuf, String)>,
+}
+
+fn io_error(what: &str, p: &Path, e: std::io::Error) -> BuildError {
+    BuildError::Io(format!("{what} {}: {e}", p.display()))
+}
+
+/// The LLVM version of the `rustc` that builds, as it reports it.
+fn rustc_llvm() -> String {
+    Command::new("rustc")
+        .arg("-vV")
+        .output()
+        .ok()
+        .and_then(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .find_map(|l| l.strip_prefix("LLVM version: ").map(str::to_string))
+        })
+        .unwrap_or_else(|| "of your rustc".to_string())
+}
+
+/// The `llvm-profdata` programs that run, best first:
+/// `RULESMITH_LLVM_PROFDATA` alone when it is set; else rustup's
+/// `llvm-tools` (made for this very rustc), then versioned ones on the
+/// `PATH`, newest first, then a plain `llvm-profdata`. Which of them reads
+/// this rustc's profiles shows only when they merge
+/// ([`merge_profiles`] tries each).
+fn profdata_tools() -> Result<Vec<PathBuf>, BuildError> {
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    let explicit = std::env::var_os("RULESMITH_LLVM_PROFDATA");
+    if let Some(p) = &explicit {
+        candidates.push(PathBuf::from(p));
+    } else {
+        if let Ok(o) = Command::new("rustc").args(["--print", "sysroot"]).output() {
+            let sysroot = PathBuf::from(String::from_utf8_lossy(&o.stdout).trim());
+            if let Ok(hosts) = std::fs::read_dir(sysroot.join("lib").join("rustlib")) {
+                for h in hosts.flatten() {
+                    candidates.push(h.path().join("bin").join("llvm-profdata"));
+                }
+            }
+        }
+        for v in (14..=40).rev() {
+            candidates.push(PathBuf::from(format!("llvm-profdata-{v}")));
+        }
+        candidates.push(PathBuf::from("llvm-profdata"));
+    }
+    let runs = |p: &PathBuf| {
+        Command::new(p)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let found: Vec<PathBuf> = candidates.iter().filter(|p| runs(p)).cloned().collect();
+    if found.is_empty() {
+        let tried = match &explicit {
+            Some(p) => format!("RULESMITH_LLVM_PROFDATA={} does not run", PathBuf::from(p).display()),
+            None => "none was found (looked in rustup's llvm-tools and for llvm-profdata[-N] on the PATH)".into(),
+        };
+        return Err(BuildError::NoProfdata {
+            llvm: rustc_llvm(),
+            tried,
+        });
+    }
+    Ok(found)
+}
+
+/// Merges the `.profraw` files in `dir` into `out` with the first of
+/// `tools` that can read them (an older LLVM refuses a newer format).
+fn merge_profiles(tools: &[PathBuf], dir: &Path, out: &Path) -> Result<(), BuildError> {
+    let raw: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| io_error("cannot read", dir, e))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "profraw"))
+        .collect();
+    if raw.is_empty() {
+        return Err(BuildError::Training(format!(
+            "the training games left no profile in {}",
+            dir.display()
+        )));
+    }
+    let mut refusals = Vec::new();
+    for tool in tools {
+        let o = Command::new(tool).arg("merge").arg("-o").arg(out).args(&raw).output();
+        match o {
+            Ok(o) if o.status.success() => {
+                // The raw profiles are large (megabytes per run) and
+                // merged now; the merged one stays beside the binary.
+                for r in &raw {
+                    let _ = std::fs::remove_file(r);
+                }
+                return Ok(());
+            }
+            Ok(o) => {
+                let why = String::from_utf8_lossy(&o.stderr);
+                let why = why.lines().find(|l| !l.trim().is_empty()).unwrap_or("failed").trim();
+                refusals.push(format!("{}: {why}", tool.display()));
+            }
+            Err(e) => refusals.push(format!("{}: {e}", tool.display())),
+        }
+    }
+    Err(BuildError::NoProfdata {
+        llvm: rustc_llvm(),
+        tried: format!("none could read the profiles ({})", refusals.join("; ")),
+    })
 }
 
 /// Writes `text` to `path` whole (written aside, then renamed, so that a
@@ -305,5 +578,48 @@ mod tests {
         assert_eq!(key(&["f1", "f2"]), key(&["f2", "f1"]));
         assert_ne!(key(&["f1"]), key(&["f2"]));
         assert_eq!(ident("duel-basic 2"), "duel_basic_2");
+    }
+
+    #[test]
+    fn each_flavour_builds_in_a_target_directory_of_its_own() {
+        let profile = Path::new("p.profdata");
+        let dirs = [
+            Flavor::Plain.target_dir(),
+            Flavor::Instrumented.target_dir(),
+            Flavor::ProfileUse(profile).target_dir(),
+        ];
+        assert_eq!(dirs[0], "target", "the plain build keeps the cache's first layout");
+        assert!(dirs[0] != dirs[1] && dirs[1] != dirs[2] && dirs[0] != dirs[2]);
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("rulesmith-build-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn training_that_left_no_profile_is_an_error_naming_the_folder() {
+        let dir = scratch("empty");
+        let e = merge_profiles(&[PathBuf::from("llvm-profdata")], &dir, &dir.join("out")).unwrap_err();
+        assert!(matches!(e, BuildError::Training(_)), "{e}");
+        assert!(e.to_string().contains(&dir.display().to_string()), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn profiles_no_tool_can_read_name_every_tool_and_the_llvm_wanted() {
+        let dir = scratch("unreadable");
+        std::fs::write(dir.join("1-a.profraw"), b"not a profile").unwrap();
+        let tools = [PathBuf::from("false"), PathBuf::from("/no/such/llvm-profdata")];
+        let e = merge_profiles(&tools, &dir, &dir.join("out")).unwrap_err();
+        let text = e.to_string();
+        assert!(matches!(e, BuildError::NoProfdata { .. }), "{text}");
+        assert!(text.contains("false: failed"), "{text}");
+        assert!(text.contains("/no/such/llvm-profdata:"), "{text}");
+        assert!(text.contains("llvm-profdata of LLVM"), "{text}");
+        assert!(!dir.join("out").exists());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
