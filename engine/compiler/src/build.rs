@@ -403,6 +403,12 @@ impl Builder {
             Flavor::ProfileUse(_) => cmd.env("RULESMITH_PROFILE_GUIDED", "1"),
             _ => cmd.env_remove("RULESMITH_PROFILE_GUIDED"),
         };
+        // The profile-guided builds take minutes anyway, and an incremental
+        // one could keep code optimized by an older profile: the profile's
+        // contents are not part of what incremental compilation compares.
+        if !matches!(flavor, Flavor::Plain) {
+            cmd.env("CARGO_INCREMENTAL", "0");
+        }
         let out = cmd.output().map_err(|e| BuildError::NoToolchain(e.to_string()))?;
         let _ = std::fs::write(&log, [&out.stdout[..], &out.stderr[..]].concat());
         if !out.status.success() {
