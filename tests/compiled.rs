@@ -302,6 +302,12 @@ fn profile_runs_compiled_rules_and_says_so() {
     let out = stdout(&o);
     assert!(out.contains("compiled rules"), "{out}");
     assert!(out.contains("decisions/s"), "{out}");
+    // A plain build points to the faster one (unless this cache holds a
+    // profile-guided build already, which says so instead).
+    assert!(
+        out.contains("rulesmith compile variants/sirius-basic --pgo") || out.contains("compiled, profile-guided rules"),
+        "{out}"
+    );
     // Call counts come from the compiled functions themselves: the most
     // called function of a Sirius game is a helper of the fire step.
     assert!(out.contains("weapon_cost"), "{out}");
