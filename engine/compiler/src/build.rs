@@ -226,8 +226,9 @@ impl Builder {
 
     /// Builds (or finds) the profile-guided binary of `units`: an
     /// instrumented build, then `train` runs it (it plays the rules the
-    /// way the user's commands will, and every run leaves a profile), then `llvm-profdata` merges the profiles and a last build
-    /// uses them. The plain binary is not needed and not touched.
+    /// way the user's commands will, and every run leaves a profile),
+    /// then `llvm-profdata` merges the profiles and a last build uses
+    /// them. The plain binary is not needed and not touched.
     pub fn optimized(
         &self,
         units: &[Unit<'_>],
