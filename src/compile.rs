@@ -82,36 +82,37 @@ pub fn run(args: Args) -> Result<(), Failure> {
     }
     let b = engine::builder();
     let start = std::time::Instant::now();
-    let cached = b.cached(&[&out.fingerprint]).is_some();
     let unit = rulesmith_compiler::build::Unit {
         name: &variant.name,
         fingerprint: &out.fingerprint,
         rust: &out.rust,
     };
     let mut progress = |line: &str| eprintln!("rulesmith: {line}");
-    let bin = if args.pgo {
-        let guided = b.cached_profile_guided(&[&out.fingerprint]).is_some();
-        let bin = b
-            .optimized(&[unit], &mut |t| train(t, &args, &variant), &mut progress)
-            .map_err(|e| Failure::input(e.to_string()))?;
-        if guided {
-            crate::outln!("already built, profile-guided: {}", bin.display());
-        } else {
-            crate::outln!(
-                "built profile-guided in {:.1} s: {}",
-                start.elapsed().as_secs_f64(),
-                bin.display()
-            );
-        }
-        return Ok(());
+    let fingerprints = [out.fingerprint.as_str()];
+    // Whether it was there is asked before building it.
+    let (cached, built, said_as) = if args.pgo {
+        (
+            b.cached_profile_guided(&fingerprints).is_some(),
+            b.optimized(&[unit], &mut |t| train(t, &args, &variant), &mut progress),
+            ("already built, profile-guided", "built profile-guided"),
+        )
     } else {
-        b.binary(&[unit], &mut progress)
-            .map_err(|e| Failure::input(e.to_string()))?
+        (
+            b.cached(&fingerprints).is_some(),
+            b.binary(&[unit], &mut progress),
+            ("already built", "built"),
+        )
     };
+    let bin = built.map_err(|e| Failure::input(e.to_string()))?;
     if cached {
-        crate::outln!("already built: {}", bin.display());
+        crate::outln!("{}: {}", said_as.0, bin.display());
     } else {
-        crate::outln!("built in {:.1} s: {}", start.elapsed().as_secs_f64(), bin.display());
+        crate::outln!(
+            "{} in {:.1} s: {}",
+            said_as.1,
+            start.elapsed().as_secs_f64(),
+            bin.display()
+        );
     }
     Ok(())
 }

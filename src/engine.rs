@@ -66,14 +66,9 @@ pub fn built_profile_guided(yes: bool) {
     let _ = PROFILE_GUIDED.set(yes);
 }
 
-/// How the running rules were built, for reports: "compiled",
-/// "compiled, profile-guided" or "interpreted".
-pub fn build_label(engine_name: &str) -> String {
-    if engine_name == "compiled" && PROFILE_GUIDED.get() == Some(&true) {
-        "compiled, profile-guided".to_string()
-    } else {
-        engine_name.to_string()
-    }
+/// True in a profile-guided build of compiled rules.
+pub fn profile_guided() -> bool {
+    PROFILE_GUIDED.get() == Some(&true)
 }
 
 /// Set in the environment of a compiled binary run in a command's place.

@@ -114,10 +114,16 @@ pub fn run(args: Args) -> Result<(), Failure> {
         );
         return Ok(());
     }
+    // The flag belongs to the binary: its interpreter is not profile-guided.
+    let guided = engine == crate::engine::Engine::Compiled && crate::engine::profile_guided();
     crate::outln!(
         "profiled {} ({n} players, {} rules): {} games, {} decisions, {} chance outcomes in {:.2}s on one thread",
         args.variant.display(),
-        crate::engine::build_label(plain.engine_name()),
+        if guided {
+            "compiled, profile-guided"
+        } else {
+            plain.engine_name()
+        },
         args.games,
         speed.counts.decisions,
         speed.counts.chance,
@@ -126,7 +132,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     if engine == crate::engine::Engine::Compiled {
         // Compiled rules count calls, not Rhai operations.
         crate::outln!("  {decisions_per_second:.0} decisions/s, {games_per_second:.1} games/s");
-        if crate::engine::build_label(plain.engine_name()) == "compiled" {
+        if !guided {
             crate::outln!(
                 "  (a profile-guided build runs about 1.2x faster: rulesmith compile {} --pgo)",
                 args.variant.display()

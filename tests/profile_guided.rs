@@ -82,7 +82,13 @@ impl Bench {
         Bench { dir }
     }
 
+    /// Runs rulesmith with the stand-ins first on the `PATH`.
     fn run(&self, args: &[&str]) -> Output {
+        self.run_with_profdata(args, &self.dir.join("tools").join("llvm-profdata"))
+    }
+
+    /// [`Bench::run`] with `RULESMITH_LLVM_PROFDATA` set to `profdata`.
+    fn run_with_profdata(&self, args: &[&str], profdata: &Path) -> Output {
         let path = format!(
             "{}:{}",
             self.dir.join("tools").display(),
@@ -93,7 +99,7 @@ impl Bench {
             .current_dir(root())
             .env("PATH", path)
             .env("RULESMITH_CACHE", self.dir.join("cache"))
-            .env("RULESMITH_LLVM_PROFDATA", self.dir.join("tools").join("llvm-profdata"))
+            .env("RULESMITH_LLVM_PROFDATA", profdata)
             .output()
             .expect("runs")
     }
@@ -200,19 +206,7 @@ fn a_profile_guided_build_trains_at_every_player_count_and_is_then_used() {
 fn without_a_usable_llvm_profdata_nothing_is_built_and_the_error_says_what_to_install() {
     let bench = Bench::new("no-profdata");
     let missing = bench.dir.join("no-such-llvm-profdata");
-    let path = format!(
-        "{}:{}",
-        bench.dir.join("tools").display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_rulesmith"))
-        .args(["compile", "variants/sirius-basic", "--pgo"])
-        .current_dir(root())
-        .env("PATH", path)
-        .env("RULESMITH_CACHE", bench.dir.join("cache"))
-        .env("RULESMITH_LLVM_PROFDATA", &missing)
-        .output()
-        .expect("runs");
+    let o = bench.run_with_profdata(&["compile", "variants/sirius-basic", "--pgo"], &missing);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     let e = stderr(&o);
     assert!(e.contains("needs llvm-profdata of LLVM"), "{e}");

@@ -309,8 +309,8 @@ impl Builder {
             main.push_str(&format!("mod {m};\n"));
             regs.push(format!("rulesmith_runtime::Registration::of::<{m}::Generated>()"));
         }
-        // The profile-guided build sets RULESMITH_PROFILE_GUIDED for cargo,
-        // so that the binary can say which build it is.
+        // The profile-guided build sets RULESMITH_PROFILE_GUIDED for cargo
+        // (`build_once`), so that the binary can say which build it is.
         main.push_str(&format!(
             "\n#[global_allocator]\nstatic ALLOCATOR: rulesmith::Allocator = rulesmith::Allocator;\n\n\
              fn main() -> std::process::ExitCode {{\n    \
@@ -382,33 +382,33 @@ impl Builder {
         ] {
             cmd.env_remove(var);
         }
-        // The profile flags go after the user's own RUSTFLAGS. The
-        // instrumented build's folder is fixed (the training run names
-        // its files by LLVM_PROFILE_FILE): a flag that changed per build
-        // would rebuild the dependencies each time.
-        let pgo_flag = match flavor {
-            Flavor::Plain => None,
-            Flavor::Instrumented => Some(format!(
-                "-Cprofile-generate={}",
-                self.cache.join("pgo").join("default").display()
-            )),
-            Flavor::ProfileUse(profile) => Some(format!("-Cprofile-use={}", profile.display())),
+        // A profile-guided build's flag goes after the user's own
+        // RUSTFLAGS, and it is not incremental: it takes minutes anyway,
+        // and incremental compilation, which does not compare the
+        // profile's contents, could keep code optimized by an older one.
+        let profile_flags = |cmd: &mut Command, flag: String| {
+            let flags = format!("{} {flag}", std::env::var("RUSTFLAGS").unwrap_or_default());
+            cmd.env("RUSTFLAGS", flags.trim())
+                .env_remove("CARGO_ENCODED_RUSTFLAGS")
+                .env("CARGO_INCREMENTAL", "0");
         };
-        if let Some(flag) = pgo_flag {
-            let mut flags = std::env::var("RUSTFLAGS").unwrap_or_default();
-            flags.push(' ');
-            flags.push_str(&flag);
-            cmd.env("RUSTFLAGS", flags.trim()).env_remove("CARGO_ENCODED_RUSTFLAGS");
-        }
         match flavor {
-            Flavor::ProfileUse(_) => cmd.env("RULESMITH_PROFILE_GUIDED", "1"),
-            _ => cmd.env_remove("RULESMITH_PROFILE_GUIDED"),
-        };
-        // The profile-guided builds take minutes anyway, and an incremental
-        // one could keep code optimized by an older profile: the profile's
-        // contents are not part of what incremental compilation compares.
-        if !matches!(flavor, Flavor::Plain) {
-            cmd.env("CARGO_INCREMENTAL", "0");
+            Flavor::Plain => {
+                cmd.env_remove("RULESMITH_PROFILE_GUIDED");
+            }
+            // The folder is fixed (the training runs name their files by
+            // LLVM_PROFILE_FILE): a flag that changed per build would
+            // rebuild the dependencies each time.
+            Flavor::Instrumented => {
+                let folder = self.cache.join("pgo").join("default");
+                profile_flags(&mut cmd, format!("-Cprofile-generate={}", folder.display()));
+                cmd.env_remove("RULESMITH_PROFILE_GUIDED");
+            }
+            // The binary says which build it is (`option_env!` in main.rs).
+            Flavor::ProfileUse(profile) => {
+                profile_flags(&mut cmd, format!("-Cprofile-use={}", profile.display()));
+                cmd.env("RULESMITH_PROFILE_GUIDED", "1");
+            }
         }
         let out = cmd.output().map_err(|e| BuildError::NoToolchain(e.to_string()))?;
         let _ = std::fs::write(&log, [&out.stdout[..], &out.stderr[..]].concat());
