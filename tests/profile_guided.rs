@@ -1,11 +1,12 @@
 //! `rulesmith compile VARIANT --pgo`: the profile-guided build's pipeline.
 //!
-//! A real profile-guided build takes minutes (the engine is built twice
-//! more, with other flags), so these tests run the pipeline against a
-//! stand-in `cargo` and `llvm-profdata` that log what they are asked and
-//! make small scripts for binaries. What is checked is Rulesmith's part:
-//! the three steps in order, each in its own target directory with its
-//! flags, training at every player count with the user's overrides,
+//! A real profile-guided build needs llvm-profdata, which a machine with
+//! only the Rust toolchain lacks, so these tests run the pipeline against
+//! a stand-in `cargo` and `llvm-profdata` that log what they are asked
+//! and make small scripts for binaries. What is checked is Rulesmith's
+//! part: the three steps in order, in the plain build's target directory
+//! with a flag for the generated crate alone (so the engine is not
+//! rebuilt), training at every player count with the user's overrides,
 //! the merged profile handed to the last build, the cache, and that every
 //! command then runs the profile-guided binary. The speed itself is
 //! measured by hand (docs/compiler.md, "Profile-guided builds").
@@ -59,14 +60,14 @@ impl Bench {
                  echo raw > \"$(echo \"$LLVM_PROFILE_FILE\" | sed \"s/%p/$$/; s/%m/0/\")\"\nfi\n"
             ),
         );
-        // cargo build --release --manifest-path M --target-dir T
+        // cargo build|rustc --release --manifest-path M --target-dir T [-- FLAGS]
         executable(
             &dir.join("tools").join("cargo"),
             &format!(
                 "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'cargo 1.0'; exit 0; fi\n\
-                 m=$4; t=$6\nname=$(sed -n 's/^name = \"\\(.*\\)\"/\\1/p' \"$m\" | head -1)\n\
-                 echo \"build $(basename \"$t\") flags=$RUSTFLAGS guided=$RULESMITH_PROFILE_GUIDED incremental=$CARGO_INCREMENTAL\" >> '{d}/builds.log'\n\
-                 case \"$RUSTFLAGS\" in *-Cprofile-use=*) p=${{RUSTFLAGS##*-Cprofile-use=}}; \
+                 sub=$1; m=$4; t=$6; flag=$8; shift 6; [ \"$1\" = -- ] && shift\nname=$(sed -n 's/^name = \"\\(.*\\)\"/\\1/p' \"$m\" | head -1)\n\
+                 echo \"$sub $(basename \"$t\") flags=$* rustflags=$RUSTFLAGS guided=$RULESMITH_PROFILE_GUIDED\" >> '{d}/builds.log'\n\
+                 case \"$flag\" in -Cprofile-use=*) p=${{flag#-Cprofile-use=}}; \
                  [ -f \"$p\" ] || {{ echo \"no profile $p\" >&2; exit 101; }};; esac\n\
                  mkdir -p \"$t/release\" && cp '{d}/made-binary' \"$t/release/$name\"\n"
             ),
@@ -123,7 +124,7 @@ fn a_profile_guided_build_trains_at_every_player_count_and_is_then_used() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let plain = bench.log("builds.log");
     assert_eq!(plain.len(), 1, "{plain:?}");
-    assert!(plain[0].starts_with("build target flags= guided= "), "{plain:?}");
+    assert_eq!(plain[0], "build target flags= rustflags= guided=", "{plain:?}");
     std::fs::remove_file(bench.dir.join("builds.log")).unwrap();
     let o = bench.run(&[
         "compile",
@@ -140,22 +141,26 @@ fn a_profile_guided_build_trains_at_every_player_count_and_is_then_used() {
         assert!(e.contains(&format!("profile-guided build, {step}")), "{e}");
     }
 
-    // Two builds: instrumented, then by the merged profile, each in its
-    // own target directory.
+    // Two builds: instrumented, then by the merged profile, both in the
+    // plain build's target directory with a flag for the generated crate
+    // alone (`cargo rustc -- FLAGS`), the engine's flags untouched.
     let builds = bench.log("builds.log");
     assert_eq!(builds.len(), 2, "{builds:?}");
-    assert!(
-        builds[0].starts_with("build target-pgo-train flags=-Cprofile-generate="),
-        "{builds:?}"
-    );
-    assert!(builds[0].ends_with("guided= incremental=0"), "{builds:?}");
     let merged = bench.dir.join("cache").join("pgo");
     assert!(
-        builds[1].starts_with(&format!("build target-pgo flags=-Cprofile-use={}", merged.display())),
+        builds[0].starts_with(&format!("rustc target flags=-Cprofile-generate={}", merged.display())),
         "{builds:?}"
     );
     assert!(
-        builds[1].ends_with("merged.profdata guided=1 incremental=0"),
+        builds[0].ends_with(" -Ccodegen-units=1 rustflags= guided="),
+        "{builds:?}"
+    );
+    assert!(
+        builds[1].starts_with(&format!("rustc target flags=-Cprofile-use={}", merged.display())),
+        "{builds:?}"
+    );
+    assert!(
+        builds[1].ends_with(".profdata -Ccodegen-units=1 rustflags= guided=1"),
         "{builds:?}"
     );
 
@@ -173,16 +178,26 @@ fn a_profile_guided_build_trains_at_every_player_count_and_is_then_used() {
             assert!(!run.contains("profile=none"), "{run}");
         }
     }
-    assert!(runs.iter().any(|r| r.contains("--bots mcts")), "{runs:?}");
+    assert!(runs.iter().any(|r| r.contains("--bots mcts:")), "{runs:?}");
     assert_eq!(bench.log("merges.log"), vec!["merge 12 file(s)".to_string()]);
-    // The raw profiles go once merged; the merged one stays.
-    let kept: Vec<String> = std::fs::read_dir(&merged)
+    // The raw profiles go once merged; the merged one stays, named by its
+    // contents, and it is the one the last build was given.
+    let kept: Vec<PathBuf> = std::fs::read_dir(&merged)
         .unwrap()
         .flatten()
         .flat_map(|key| std::fs::read_dir(key.path()).unwrap().flatten())
-        .map(|f| f.file_name().to_string_lossy().into_owned())
+        .map(|f| f.path())
         .collect();
-    assert_eq!(kept, vec!["merged.profdata".to_string()]);
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let name = kept[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        name.len() == 16 + ".profdata".len() && name.ends_with(".profdata"),
+        "{name}"
+    );
+    assert!(
+        builds[1].contains(&format!("-Cprofile-use={} ", kept[0].display())),
+        "{builds:?}"
+    );
 
     // Built once: asked again, nothing is rebuilt.
     let o = bench.run(&["compile", "variants/sirius-multiplayer", "--pgo"]);
