@@ -133,8 +133,15 @@ pub fn run(args: Args) -> Result<(), Failure> {
         // Compiled rules count calls, not Rhai operations.
         crate::outln!("  {decisions_per_second:.0} decisions/s, {games_per_second:.1} games/s");
         if !guided {
+            // Pointed to only with what it needs: a hint whose command
+            // then fails would send the designer on a detour.
+            let needs = if rulesmith_compiler::build::Builder::can_profile() {
+                ""
+            } else {
+                ", once llvm-profdata is installed: none was found, see docs/compiler.md"
+            };
             crate::outln!(
-                "  (a profile-guided build, made in seconds, runs about 1.2x faster: rulesmith compile {} --pgo)",
+                "  (a profile-guided build, made in seconds, runs about 1.2x faster: rulesmith compile {} --pgo{needs})",
                 args.variant.display()
             );
         }

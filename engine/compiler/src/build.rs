@@ -162,6 +162,13 @@ impl Builder {
         }
     }
 
+    /// True when an `llvm-profdata` runs, which a profile-guided build
+    /// needs (whether it reads this rustc's profiles shows only when it
+    /// merges them).
+    pub fn can_profile() -> bool {
+        profdata_tools().is_ok()
+    }
+
     /// The cached binary for these fingerprints, if built already: the
     /// profile-guided one when there is one.
     pub fn cached(&self, fingerprints: &[&str]) -> Option<PathBuf> {
