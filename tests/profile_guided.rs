@@ -147,21 +147,15 @@ fn a_profile_guided_build_trains_at_every_player_count_and_is_then_used() {
     let builds = bench.log("builds.log");
     assert_eq!(builds.len(), 2, "{builds:?}");
     let merged = bench.dir.join("cache").join("pgo");
-    assert!(
-        builds[0].starts_with(&format!("rustc target flags=-Cprofile-generate={}", merged.display())),
-        "{builds:?}"
-    );
-    assert!(
-        builds[0].ends_with(" -Ccodegen-units=1 rustflags= guided="),
-        "{builds:?}"
-    );
-    assert!(
-        builds[1].starts_with(&format!("rustc target flags=-Cprofile-use={}", merged.display())),
-        "{builds:?}"
-    );
-    assert!(
-        builds[1].ends_with(".profdata -Ccodegen-units=1 rustflags= guided=1"),
-        "{builds:?}"
+    let logged = |line: &str, flag: &str, end: &str| {
+        let start = format!("rustc target flags=-C{flag}={}", merged.display());
+        assert!(line.starts_with(&start) && line.ends_with(end), "{builds:?}");
+    };
+    logged(&builds[0], "profile-generate", " -Ccodegen-units=1 rustflags= guided=");
+    logged(
+        &builds[1],
+        "profile-use",
+        ".profdata -Ccodegen-units=1 rustflags= guided=1",
     );
 
     // Training: profile, fuzz and MCTS games at each of 3-6 players, on

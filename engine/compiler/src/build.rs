@@ -99,8 +99,8 @@ impl Flavor<'_> {
     ///
     /// A profile-guided build compiles the generated crate as one codegen
     /// unit, so that the profile's inlining reaches across the rules'
-    /// modules (measured: 5.19 -> 5.41 M decisions/s for sirius-basic; the
-    /// crate is compiled whole either way, its flags being new). The plain
+    /// modules (measured 1.04x faster on random playouts, docs/compiler.md;
+    /// the crate is compiled whole either way, its flags being new). The plain
     /// build keeps incremental compilation's many units, which an edit
     /// rebuilds one by one. Both profile flavours split the crate alike:
     /// a profile names a module's private functions by their unit.
@@ -117,8 +117,13 @@ impl Flavor<'_> {
 /// Where a set of rule sets is built: a name of their names, stable
 /// across edits of their scripts.
 fn slot(names: &[&str]) -> String {
+    hex_hash(names.join("+").as_bytes())
+}
+
+/// A short hash of `bytes` in hex, stable across machines.
+fn hex_hash(bytes: &[u8]) -> String {
     let mut h = crate::Fnv::default();
-    std::hash::Hasher::write(&mut h, names.join("+").as_bytes());
+    std::hash::Hasher::write(&mut h, bytes);
     format!("{:016x}", std::hash::Hasher::finish(&h))
 }
 
@@ -144,10 +149,7 @@ pub fn key(fingerprints: &[&str]) -> String {
         return fps[0].to_string();
     }
     // Short, and stable across machines.
-    let mut h = crate::Fnv::default();
-    std::hash::Hasher::write(&mut h, fps.join("+").as_bytes());
-    let h = std::hash::Hasher::finish(&h);
-    format!("{h:016x}")
+    hex_hash(fps.join("+").as_bytes())
 }
 
 impl Builder {
@@ -587,9 +589,7 @@ fn merge_profiles(tools: &[PathBuf], dir: &Path) -> Result<PathBuf, BuildError> 
                     let _ = std::fs::remove_file(r);
                 }
                 let bytes = std::fs::read(&out).map_err(|e| io_error("cannot read", &out, e))?;
-                let mut h = crate::Fnv::default();
-                std::hash::Hasher::write(&mut h, &bytes);
-                let named = dir.join(format!("{:016x}.profdata", std::hash::Hasher::finish(&h)));
+                let named = dir.join(format!("{}.profdata", hex_hash(&bytes)));
                 std::fs::rename(&out, &named).map_err(|e| io_error("cannot move", &out, e))?;
                 return Ok(named);
             }
