@@ -138,7 +138,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             let needs = if rulesmith_compiler::build::Builder::can_profile() {
                 ""
             } else {
-                ", once llvm-profdata is installed: none was found, see docs/compiler.md"
+                ", once llvm-profdata is installed: rustc's LLVM writes profiles Rulesmith does not read, see docs/compiler.md"
             };
             crate::outln!(
                 "  (a profile-guided build, made in seconds, runs about 1.2x faster: rulesmith compile {} --pgo{needs})",

@@ -1,15 +1,19 @@
 //! `rulesmith compile VARIANT --pgo`: the profile-guided build's pipeline.
 //!
-//! A real profile-guided build needs llvm-profdata, which a machine with
-//! only the Rust toolchain lacks, so these tests run the pipeline against
-//! a stand-in `cargo` and `llvm-profdata` that log what they are asked
-//! and make small scripts for binaries. What is checked is Rulesmith's
-//! part: the three steps in order, in the plain build's target directory
-//! with a flag for the generated crate alone (so the engine is not
-//! rebuilt), training at every player count with the user's overrides,
-//! the merged profile handed to the last build, the cache, and that every
-//! command then runs the profile-guided binary. The speed itself is
-//! measured by hand (docs/compiler.md, "Profile-guided builds").
+//! A real profile-guided build compiles the rules three times and plays
+//! hundreds of training games, too long for every test run, so these
+//! tests run the pipeline against a stand-in `cargo` (and `llvm-profdata`,
+//! `rustc`) that log what they are asked and make small scripts for
+//! binaries; an "instrumented" one leaves a real raw profile
+//! (`engine/compiler/testdata`). What is checked is Rulesmith's part: the
+//! three steps in order, in the plain build's target directory with flags
+//! for the generated crate alone (so the engine is not rebuilt), training
+//! at every player count with the user's overrides, the profiles merged
+//! by Rulesmith itself (an `llvm-profdata` only for what it cannot read)
+//! and handed to the last build, the cache, and that every command then
+//! runs the profile-guided binary. The speed itself is measured by hand
+//! (docs/compiler.md, "Profile-guided builds"), and the merge is checked
+//! against llvm-profdata's in `rulesmith-compiler`'s tests.
 #![cfg(unix)]
 
 mod common;
@@ -44,7 +48,15 @@ struct Bench {
 }
 
 impl Bench {
+    /// Stand-ins whose instrumented binaries leave a real raw profile.
     fn new(name: &str) -> Bench {
+        let fixture = root().join("engine/compiler/testdata/a.profraw");
+        Bench::leaving(name, &format!("cat '{}'", fixture.display()))
+    }
+
+    /// Stand-ins whose instrumented binaries leave what `make` prints as
+    /// their raw profile.
+    fn leaving(name: &str, make: &str) -> Bench {
         let dir = std::env::temp_dir().join(format!("rulesmith-pgo-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("tools")).unwrap();
@@ -57,7 +69,7 @@ impl Bench {
             &format!(
                 "#!/bin/sh\necho \"run $1 profile=${{LLVM_PROFILE_FILE:-none}} $* bin=$(basename \"$0\")\" >> '{d}/runs.log'\n\
                  if [ -n \"$LLVM_PROFILE_FILE\" ]; then\n  \
-                 echo raw > \"$(echo \"$LLVM_PROFILE_FILE\" | sed \"s/%p/$$/; s/%m/0/\")\"\nfi\n"
+                 {make} > \"$(echo \"$LLVM_PROFILE_FILE\" | sed \"s/%p/$$/; s/%m/0/\")\"\nfi\n"
             ),
         );
         // cargo build|rustc --release --manifest-path M --target-dir T [-- FLAGS]
@@ -151,12 +163,9 @@ fn a_profile_guided_build_trains_at_every_player_count_and_is_then_used() {
         let start = format!("rustc target flags=-C{flag}={}", merged.display());
         assert!(line.starts_with(&start) && line.ends_with(end), "{builds:?}");
     };
-    logged(&builds[0], "profile-generate", " -Ccodegen-units=1 rustflags= guided=");
-    logged(
-        &builds[1],
-        "profile-use",
-        ".profdata -Ccodegen-units=1 rustflags= guided=1",
-    );
+    let common = "-Ccodegen-units=1 -Cllvm-args=-disable-vp=true rustflags=";
+    logged(&builds[0], "profile-generate", &format!(" {common} guided="));
+    logged(&builds[1], "profile-use", &format!(".profdata {common} guided=1"));
 
     // Training: profile, fuzz and MCTS games at each of 3-6 players, on
     // the compiled rules, with the user's overrides; one merge of them all.
@@ -173,7 +182,10 @@ fn a_profile_guided_build_trains_at_every_player_count_and_is_then_used() {
         }
     }
     assert!(runs.iter().any(|r| r.contains("--bots mcts:")), "{runs:?}");
-    assert_eq!(bench.log("merges.log"), vec!["merge 12 file(s)".to_string()]);
+    assert!(
+        bench.log("merges.log").is_empty(),
+        "merged by Rulesmith, not llvm-profdata"
+    );
     // The raw profiles go once merged; the merged one stays, named by its
     // contents, and it is the one the last build was given.
     let kept: Vec<PathBuf> = std::fs::read_dir(&merged)
@@ -191,6 +203,12 @@ fn a_profile_guided_build_trains_at_every_player_count_and_is_then_used() {
     assert!(
         builds[1].contains(&format!("-Cprofile-use={} ", kept[0].display())),
         "{builds:?}"
+    );
+    let indexed = std::fs::read(&kept[0]).unwrap();
+    assert_eq!(
+        indexed[..8],
+        0x8169_666f_7270_6cffu64.to_le_bytes(),
+        "an indexed profile"
     );
 
     // Built once: asked again, nothing is rebuilt.
@@ -212,13 +230,24 @@ fn a_profile_guided_build_trains_at_every_player_count_and_is_then_used() {
 }
 
 #[test]
-fn without_a_usable_llvm_profdata_nothing_is_built_and_the_error_says_what_to_install() {
-    let bench = Bench::new("no-profdata");
+fn a_rustc_whose_profiles_nothing_reads_is_found_out_before_building() {
+    let bench = Bench::new("newer-llvm");
+    // A rustc of an LLVM whose raw profiles Rulesmith does not read, and
+    // no llvm-profdata.
+    executable(
+        &bench.dir.join("tools").join("rustc"),
+        "#!/bin/sh\nif [ \"$1\" = -vV ]; then echo 'rustc 9.0.0'; echo 'LLVM version: 99.0.0'; exit 0; fi\n\
+         if [ \"$2\" = sysroot ]; then echo /no/such/sysroot; exit 0; fi\nexit 1\n",
+    );
     let missing = bench.dir.join("no-such-llvm-profdata");
     let o = bench.run_with_profdata(&["compile", "variants/sirius-basic", "--pgo"], &missing);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     let e = stderr(&o);
-    assert!(e.contains("needs llvm-profdata of LLVM"), "{e}");
+    assert!(
+        e.contains("the profiles of rustc's LLVM 99.0.0 could not be merged"),
+        "{e}"
+    );
+    assert!(e.contains("Rulesmith reads the profiles of LLVM 19 to 22"), "{e}");
     assert!(e.contains("rustup component add llvm-tools"), "{e}");
     assert!(
         e.contains(&format!("RULESMITH_LLVM_PROFDATA={} does not run", missing.display())),
@@ -228,8 +257,18 @@ fn without_a_usable_llvm_profdata_nothing_is_built_and_the_error_says_what_to_in
 }
 
 #[test]
-fn a_profile_no_tool_can_read_stops_the_build_before_the_last_step() {
-    let bench = Bench::new("unreadable");
+fn a_profile_rulesmith_cannot_read_is_merged_by_llvm_profdata() {
+    let bench = Bench::leaving("fallback", "echo raw");
+    let o = bench.run(&["compile", "variants/sirius-basic", "--pgo"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // Training at two players: a profile, a fuzz and an MCTS run.
+    assert_eq!(bench.log("merges.log"), vec!["merge 3 file(s)".to_string()]);
+    assert_eq!(bench.log("builds.log").len(), 2);
+}
+
+#[test]
+fn a_profile_nothing_can_read_stops_the_build_before_the_last_step() {
+    let bench = Bench::leaving("unreadable", "echo raw");
     // A merge that refuses, as an llvm-profdata older than rustc's LLVM does.
     executable(
         &bench.dir.join("tools").join("llvm-profdata"),
@@ -239,7 +278,8 @@ fn a_profile_no_tool_can_read_stops_the_build_before_the_last_step() {
     let o = bench.run(&["compile", "variants/sirius-basic", "--pgo"]);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     let e = stderr(&o);
-    assert!(e.contains("none could read the profiles"), "{e}");
+    assert!(e.contains("not a raw LLVM profile"), "Rulesmith's reason: {e}");
+    assert!(e.contains("none could read them"), "{e}");
     assert!(e.contains("unsupported instrumentation profile format version"), "{e}");
     let builds = bench.log("builds.log");
     assert_eq!(builds.len(), 1, "only the instrumented build: {builds:?}");

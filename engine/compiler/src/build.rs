@@ -21,13 +21,16 @@
 //!
 //! [`Builder::optimized`] builds the same rules a second way, with
 //! profile-guided optimization: an instrumented build plays the rules
-//! (the caller says how), `llvm-profdata` merges what it measured, and a
-//! third build lays out and inlines the code by that profile. Only the
+//! (the caller says how), its raw profiles are merged into the indexed
+//! one rustc reads (by [`crate::profdata`], so that no `llvm-profdata` is
+//! needed; one is tried only for a format that module does not read), and
+//! a third build lays out and inlines the code by that profile. Only the
 //! generated crate is built with those flags (`cargo rustc -- FLAGS`):
 //! the engine crates are the plain build's, in the same target directory,
 //! so the whole takes seconds. The binary is kept beside the plain one;
 //! while it matches the scripts, it is the one used.
 
+use crate::profdata;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -47,10 +50,15 @@ pub enum BuildError {
     #[error("no Rust toolchain: `cargo` could not be run ({0})")]
     NoToolchain(String),
     #[error(
-        "a profile-guided build needs llvm-profdata of LLVM {llvm} or a little older \
-         (`rustup component add llvm-tools`, or a Debian package such as llvm-19); {tried}"
+        "the profiles of rustc's LLVM {llvm} could not be merged: {builtin}; \
+         an llvm-profdata of that LLVM or a little older would do it \
+         (`rustup component add llvm-tools`, or a Debian package such as llvm-19): {tried}"
     )]
-    NoProfdata { llvm: String, tried: String },
+    NoProfdata {
+        llvm: String,
+        builtin: String,
+        tried: String,
+    },
     #[error("the training games of the profile-guided build failed: {0}")]
     Training(String),
     #[error("building the compiled rules failed; cargo's output is in {}:\n{tail}", log.display())]
@@ -104,12 +112,24 @@ impl Flavor<'_> {
     /// build keeps incremental compilation's many units, which an edit
     /// rebuilds one by one. Both profile flavours split the crate alike:
     /// a profile names a module's private functions by their unit.
+    ///
+    /// Both also leave out value profiles (`-disable-vp`: which functions
+    /// an indirect call reaches, the sizes of memory copies), which
+    /// [`crate::profdata`] does not read (about 4% of playout speed:
+    /// docs/compiler.md, "Profile-guided builds").
     fn crate_flags(self) -> Vec<String> {
-        let one_unit = "-Ccodegen-units=1".to_string();
+        let common = [
+            "-Ccodegen-units=1".to_string(),
+            "-Cllvm-args=-disable-vp=true".to_string(),
+        ];
         match self {
             Flavor::Plain => Vec::new(),
-            Flavor::Instrumented(dir) => vec![format!("-Cprofile-generate={}", dir.display()), one_unit],
-            Flavor::ProfileUse(profile) => vec![format!("-Cprofile-use={}", profile.display()), one_unit],
+            Flavor::Instrumented(dir) => {
+                [vec![format!("-Cprofile-generate={}", dir.display())], common.to_vec()].concat()
+            }
+            Flavor::ProfileUse(profile) => {
+                [vec![format!("-Cprofile-use={}", profile.display())], common.to_vec()].concat()
+            }
         }
     }
 }
@@ -164,11 +184,11 @@ impl Builder {
         }
     }
 
-    /// True when an `llvm-profdata` runs, which a profile-guided build
-    /// needs (whether it reads this rustc's profiles shows only when it
-    /// merges them).
+    /// True when this rustc's profiles can be merged: its LLVM writes the
+    /// raw format [`crate::profdata`] reads, or an `llvm-profdata` runs
+    /// (whether that one reads them shows only when it merges them).
     pub fn can_profile() -> bool {
-        profdata_tools().is_ok()
+        profdata::reads_llvm(&rustc_llvm()) || profdata_tools().is_ok()
     }
 
     /// The cached binary for these fingerprints, if built already: the
@@ -287,8 +307,17 @@ impl Builder {
             return Ok(bin);
         }
         Builder::toolchain()?;
-        // Found before building, not after.
-        let tools = profdata_tools()?;
+        // Known before building, not after: the profiles can be merged.
+        let llvm = rustc_llvm();
+        if !profdata::reads_llvm(&llvm) {
+            if let Err(tried) = profdata_tools() {
+                return Err(BuildError::NoProfdata {
+                    builtin: format!("Rulesmith reads the profiles of LLVM {}", profdata::LLVM_READ),
+                    llvm,
+                    tried,
+                });
+            }
+        }
         let crate_ = self.write_crate(units)?;
         let profiles = self.cache.join("pgo").join(&key);
         let _ = std::fs::remove_dir_all(&profiles);
@@ -315,7 +344,7 @@ impl Builder {
         let trained = train(&trainee);
         let _ = std::fs::remove_file(&trainee.binary);
         trained.map_err(BuildError::Training)?;
-        let merged = merge_profiles(&tools, &profiles)?;
+        let merged = merge_profiles(&profiles)?;
 
         progress("profile-guided build, 3 of 3: the rules, optimized by the profile");
         let tmp = self.build_checked(&crate_, &key, Flavor::ProfileUse(&merged))?;
@@ -512,13 +541,14 @@ fn rustc_llvm() -> String {
         .unwrap_or_else(|| "of your rustc".to_string())
 }
 
-/// The `llvm-profdata` programs that run, best first:
+/// The `llvm-profdata` programs that run, best first, for the profiles
+/// [`crate::profdata`] does not read (a newer LLVM's):
 /// `RULESMITH_LLVM_PROFDATA` alone when it is set; else rustup's
 /// `llvm-tools` (made for this very rustc), then versioned ones on the
 /// `PATH`, newest first, then a plain `llvm-profdata`. Which of them reads
 /// this rustc's profiles shows only when they merge
-/// ([`merge_profiles`] tries each).
-fn profdata_tools() -> Result<Vec<PathBuf>, BuildError> {
+/// ([`merge_profiles`] tries each). The error says what was looked for.
+fn profdata_tools() -> Result<Vec<PathBuf>, String> {
     let mut candidates: Vec<PathBuf> = Vec::new();
     let explicit = std::env::var_os("RULESMITH_LLVM_PROFDATA");
     if let Some(p) = &explicit {
@@ -545,32 +575,30 @@ fn profdata_tools() -> Result<Vec<PathBuf>, BuildError> {
     };
     let found: Vec<PathBuf> = candidates.iter().filter(|p| runs(p)).cloned().collect();
     if found.is_empty() {
-        let tried = match &explicit {
+        return Err(match &explicit {
             Some(p) => format!("RULESMITH_LLVM_PROFDATA={} does not run", PathBuf::from(p).display()),
             None => "none was found (looked in rustup's llvm-tools and for llvm-profdata[-N] on the PATH)".into(),
-        };
-        return Err(BuildError::NoProfdata {
-            llvm: rustc_llvm(),
-            tried,
         });
     }
     Ok(found)
 }
 
-/// Merges the `.profraw` files in `dir` with the first of `tools` that
-/// can read them (an older LLVM refuses a newer format), into a file of
-/// `dir` named by its contents, returned.
+/// Merges the `.profraw` files in `dir` into an indexed profile, a file
+/// of `dir` named by its contents, returned: by [`crate::profdata`], or
+/// else by the first `llvm-profdata` that can read them (an older LLVM
+/// refuses a newer format).
 ///
 /// Named by its contents because the generated crate is built
 /// incrementally, and rustc's incremental cache notices a changed
 /// `-Cprofile-use` path, not a changed file behind the same path.
-fn merge_profiles(tools: &[PathBuf], dir: &Path) -> Result<PathBuf, BuildError> {
-    let raw: Vec<PathBuf> = std::fs::read_dir(dir)
+fn merge_profiles(dir: &Path) -> Result<PathBuf, BuildError> {
+    let mut raw: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| io_error("cannot read", dir, e))?
         .flatten()
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "profraw"))
         .collect();
+    raw.sort();
     if raw.is_empty() {
         return Err(BuildError::Training(format!(
             "the training games left no profile in {}",
@@ -578,33 +606,50 @@ fn merge_profiles(tools: &[PathBuf], dir: &Path) -> Result<PathBuf, BuildError> 
         )));
     }
     let out = dir.join("merged.profdata");
-    let mut refusals = Vec::new();
-    for tool in tools {
-        let o = Command::new(tool).arg("merge").arg("-o").arg(&out).args(&raw).output();
-        match o {
-            Ok(o) if o.status.success() => {
-                // The raw profiles are large (megabytes per run) and
-                // merged now; the merged one stays beside the binary.
-                for r in &raw {
-                    let _ = std::fs::remove_file(r);
+    let builtin = builtin_merge(&raw, &out);
+    let merged = builtin.as_ref().map(drop).or_else(|why| {
+        let tools = profdata_tools().map_err(|tried| (why.clone(), tried))?;
+        let mut refusals = Vec::new();
+        for tool in tools {
+            match Command::new(&tool).arg("merge").arg("-o").arg(&out).args(&raw).output() {
+                Ok(o) if o.status.success() => return Ok(()),
+                Ok(o) => {
+                    let why = String::from_utf8_lossy(&o.stderr);
+                    let why = why.lines().find(|l| !l.trim().is_empty()).unwrap_or("failed").trim();
+                    refusals.push(format!("{}: {why}", tool.display()));
                 }
-                let bytes = std::fs::read(&out).map_err(|e| io_error("cannot read", &out, e))?;
-                let named = dir.join(format!("{}.profdata", hex_hash(&bytes)));
-                std::fs::rename(&out, &named).map_err(|e| io_error("cannot move", &out, e))?;
-                return Ok(named);
+                Err(e) => refusals.push(format!("{}: {e}", tool.display())),
             }
-            Ok(o) => {
-                let why = String::from_utf8_lossy(&o.stderr);
-                let why = why.lines().find(|l| !l.trim().is_empty()).unwrap_or("failed").trim();
-                refusals.push(format!("{}: {why}", tool.display()));
-            }
-            Err(e) => refusals.push(format!("{}: {e}", tool.display())),
         }
+        Err((why.clone(), format!("none could read them ({})", refusals.join("; "))))
+    });
+    if let Err((builtin, tried)) = merged {
+        return Err(BuildError::NoProfdata {
+            llvm: rustc_llvm(),
+            builtin,
+            tried,
+        });
     }
-    Err(BuildError::NoProfdata {
-        llvm: rustc_llvm(),
-        tried: format!("none could read the profiles ({})", refusals.join("; ")),
-    })
+    // The raw profiles are large (megabytes per run) and merged now; the
+    // merged one stays beside the binary.
+    for r in &raw {
+        let _ = std::fs::remove_file(r);
+    }
+    let bytes = std::fs::read(&out).map_err(|e| io_error("cannot read", &out, e))?;
+    let named = dir.join(format!("{}.profdata", hex_hash(&bytes)));
+    std::fs::rename(&out, &named).map_err(|e| io_error("cannot move", &out, e))?;
+    Ok(named)
+}
+
+/// [`crate::profdata::merge`] of the files `raw` into `out`; the error
+/// names the file it could not read.
+fn builtin_merge(raw: &[PathBuf], out: &Path) -> Result<(), String> {
+    let mut profile = profdata::Profile::default();
+    for r in raw {
+        let bytes = std::fs::read(r).map_err(|e| format!("cannot read {}: {e}", r.display()))?;
+        profile.add_raw(&bytes).map_err(|e| format!("{}: {e}", r.display()))?;
+    }
+    std::fs::write(out, profile.to_indexed()).map_err(|e| format!("cannot write {}: {e}", out.display()))
 }
 
 /// Writes `text` to `path` whole (written aside, then renamed, so that a
@@ -641,11 +686,19 @@ mod tests {
         assert!(Flavor::Plain.crate_flags().is_empty());
         assert_eq!(
             Flavor::Instrumented(dir).crate_flags(),
-            ["-Cprofile-generate=raw", "-Ccodegen-units=1"]
+            [
+                "-Cprofile-generate=raw",
+                "-Ccodegen-units=1",
+                "-Cllvm-args=-disable-vp=true"
+            ]
         );
         assert_eq!(
             Flavor::ProfileUse(profile).crate_flags(),
-            ["-Cprofile-use=p.profdata", "-Ccodegen-units=1"]
+            [
+                "-Cprofile-use=p.profdata",
+                "-Ccodegen-units=1",
+                "-Cllvm-args=-disable-vp=true"
+            ]
         );
         let labels = [
             Flavor::Plain.label(),
@@ -665,24 +718,28 @@ mod tests {
     #[test]
     fn training_that_left_no_profile_is_an_error_naming_the_folder() {
         let dir = scratch("empty");
-        let e = merge_profiles(&[PathBuf::from("llvm-profdata")], &dir).unwrap_err();
+        let e = merge_profiles(&dir).unwrap_err();
         assert!(matches!(e, BuildError::Training(_)), "{e}");
         assert!(e.to_string().contains(&dir.display().to_string()), "{e}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
-    fn profiles_no_tool_can_read_name_every_tool_and_the_llvm_wanted() {
-        let dir = scratch("unreadable");
-        std::fs::write(dir.join("1-a.profraw"), b"not a profile").unwrap();
-        let tools = [PathBuf::from("false"), PathBuf::from("/no/such/llvm-profdata")];
-        let e = merge_profiles(&tools, &dir).unwrap_err();
-        let text = e.to_string();
-        assert!(matches!(e, BuildError::NoProfdata { .. }), "{text}");
-        assert!(text.contains("false: failed"), "{text}");
-        assert!(text.contains("/no/such/llvm-profdata:"), "{text}");
-        assert!(text.contains("llvm-profdata of LLVM"), "{text}");
-        assert!(!dir.join("merged.profdata").exists());
+    fn raw_profiles_are_merged_into_one_named_by_its_contents_and_removed() {
+        let dir = scratch("merge");
+        let testdata = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+        let mut expected = profdata::Profile::default();
+        for name in ["a.profraw", "b.profraw"] {
+            let bytes = std::fs::read(testdata.join(name)).unwrap();
+            expected.add_raw(&bytes).unwrap();
+            std::fs::write(dir.join(name), bytes).unwrap();
+        }
+        let merged = merge_profiles(&dir).unwrap();
+        let bytes = std::fs::read(&merged).unwrap();
+        assert_eq!(bytes, expected.to_indexed());
+        assert_eq!(merged, dir.join(format!("{}.profdata", hex_hash(&bytes))));
+        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).collect();
+        assert_eq!(left, vec![merged], "the raw profiles are gone");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

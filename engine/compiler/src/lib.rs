@@ -17,6 +17,7 @@ pub mod from_variant;
 pub mod infer;
 pub mod ir;
 pub mod lower;
+pub mod profdata;
 pub mod setup_fields;
 pub mod specialize;
 pub mod types;
