@@ -163,7 +163,7 @@ fn a_profile_guided_build_trains_at_every_player_count_and_is_then_used() {
         let start = format!("rustc target flags=-C{flag}={}", merged.display());
         assert!(line.starts_with(&start) && line.ends_with(end), "{builds:?}");
     };
-    let common = "-Ccodegen-units=1 -Cllvm-args=-disable-vp=true rustflags=";
+    let common = "-Ccodegen-units=1 rustflags=";
     logged(&builds[0], "profile-generate", &format!(" {common} guided="));
     logged(&builds[1], "profile-use", &format!(".profdata {common} guided=1"));
 

@@ -112,24 +112,12 @@ impl Flavor<'_> {
     /// build keeps incremental compilation's many units, which an edit
     /// rebuilds one by one. Both profile flavours split the crate alike:
     /// a profile names a module's private functions by their unit.
-    ///
-    /// Both also leave out value profiles (`-disable-vp`: which functions
-    /// an indirect call reaches, the sizes of memory copies), which
-    /// [`crate::profdata`] does not read (about 4% of playout speed:
-    /// docs/compiler.md, "Profile-guided builds").
     fn crate_flags(self) -> Vec<String> {
-        let common = [
-            "-Ccodegen-units=1".to_string(),
-            "-Cllvm-args=-disable-vp=true".to_string(),
-        ];
+        let one_unit = "-Ccodegen-units=1".to_string();
         match self {
             Flavor::Plain => Vec::new(),
-            Flavor::Instrumented(dir) => {
-                [vec![format!("-Cprofile-generate={}", dir.display())], common.to_vec()].concat()
-            }
-            Flavor::ProfileUse(profile) => {
-                [vec![format!("-Cprofile-use={}", profile.display())], common.to_vec()].concat()
-            }
+            Flavor::Instrumented(dir) => vec![format!("-Cprofile-generate={}", dir.display()), one_unit],
+            Flavor::ProfileUse(profile) => vec![format!("-Cprofile-use={}", profile.display()), one_unit],
         }
     }
 }
@@ -686,19 +674,11 @@ mod tests {
         assert!(Flavor::Plain.crate_flags().is_empty());
         assert_eq!(
             Flavor::Instrumented(dir).crate_flags(),
-            [
-                "-Cprofile-generate=raw",
-                "-Ccodegen-units=1",
-                "-Cllvm-args=-disable-vp=true"
-            ]
+            ["-Cprofile-generate=raw", "-Ccodegen-units=1"]
         );
         assert_eq!(
             Flavor::ProfileUse(profile).crate_flags(),
-            [
-                "-Cprofile-use=p.profdata",
-                "-Ccodegen-units=1",
-                "-Cllvm-args=-disable-vp=true"
-            ]
+            ["-Cprofile-use=p.profdata", "-Ccodegen-units=1"]
         );
         let labels = [
             Flavor::Plain.label(),

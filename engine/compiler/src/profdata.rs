@@ -5,20 +5,23 @@
 //! rustup does not install by default.
 //!
 //! Only what a build of ours writes is read: raw format version 10 (LLVM
-//! 19 to 22), 64-bit little-endian, IR-level instrumentation, no value
-//! profiles (the instrumented build passes `-disable-vp`: indirect-call and
-//! memory-operation sizes are not measured) and no coverage bitmaps.
-//! Anything else is refused with a message, and the build falls back to an
-//! `llvm-profdata` if one runs. The indexed file is format version 12,
-//! which LLVM 19 and later read.
+//! 19 to 22), 64-bit little-endian, IR-level instrumentation, with value
+//! profiles (the functions an indirect call reached, the sizes of memory
+//! copies) and no coverage bitmaps or virtual tables. Anything else is
+//! refused with a message, and the build falls back to an `llvm-profdata`
+//! if one runs. The indexed file is format version 12, which LLVM 19 and
+//! later read.
 //!
 //! The layouts follow LLVM's `InstrProfData.inc`, `InstrProfReader.cpp`,
-//! `InstrProfWriter.cpp` and `OnDiskHashTable.h`. The output was checked
-//! against `llvm-profdata merge` on this project's profiles: the same
-//! functions, counts and detailed summary (`llvm-profdata show
-//! --all-functions --counts --detailed-summary` prints the same), and a
-//! build by either file gives the same binary (docs/compiler.md,
-//! "Profile-guided builds").
+//! `InstrProfWriter.cpp` and `OnDiskHashTable.h`, and so does the merge:
+//! counts add up, an indirect call's target address becomes its
+//! function's name hash (0 when it is not an instrumented function), and
+//! a site's equal values are summed and kept most counted first. The
+//! output was checked against `llvm-profdata merge` on this project's
+//! profiles: the same functions, counts, value profiles and detailed
+//! summary, and the same binary built from either file (docs/compiler.md,
+//! "Profile-guided builds"); the tests hold it to that tool's merge of two
+//! real profiles (`engine/compiler/testdata`).
 
 use md5::{Digest, Md5};
 use std::collections::BTreeMap;
@@ -39,6 +42,12 @@ const ENTRY_FIRST: u64 = 1 << 58;
 /// pointer-sized fields, the counter count, three value-site counts, the
 /// bitmap byte count (with two bytes of alignment before it).
 const RAW_RECORD: usize = 64;
+/// Value kinds: indirect-call targets, memory-operation sizes, virtual
+/// tables (the last is never written for Rust).
+const VALUE_KINDS: usize = 3;
+const INDIRECT_CALL_TARGET: usize = 0;
+/// A site's values are counted in a byte.
+const MAX_VALUES_PER_SITE: usize = 255;
 /// Separates names in a raw profile's names section.
 const NAME_SEPARATOR: u8 = 1;
 /// LLVM's default cutoffs of the detailed summary, in millionths of the
@@ -58,19 +67,86 @@ pub fn reads_llvm(version: &str) -> bool {
     major.is_some_and(|m| (19..=22).contains(&m))
 }
 
-/// Counts of every instrumented function, merged over raw profiles: by
-/// name, then by the function's CFG hash (one name may have several).
+/// What every instrumented function measured, merged over raw profiles:
+/// by name, then by the function's CFG hash (one name may have several).
 #[derive(Debug, Default, PartialEq)]
 pub struct Profile {
     flags: u64,
     functions: BTreeMap<String, Records>,
 }
 
-/// One name's counts, by CFG hash.
-type Records = BTreeMap<u64, Vec<u64>>;
+/// One name's records, by CFG hash.
+type Records = BTreeMap<u64, Record>;
+
+/// A value kind's sites, each site's (value, count) pairs.
+type Sites = Vec<Vec<(u64, u64)>>;
+
+/// One function's counters, and per value kind its sites' values.
+#[derive(Debug, Default, PartialEq)]
+struct Record {
+    counts: Vec<u64>,
+    /// `sites[kind][site]`: (value, count), as [`merged_values`] keeps them.
+    sites: [Sites; VALUE_KINDS],
+}
+
+impl Record {
+    /// Adds `other`'s counts and values (same function, same CFG).
+    fn merge(&mut self, other: Record) -> Result<(), String> {
+        if self.counts.len() != other.counts.len() {
+            return Err(format!(
+                "{} counters in one profile, {} in another",
+                self.counts.len(),
+                other.counts.len()
+            ));
+        }
+        for (k, c) in self.counts.iter_mut().zip(other.counts) {
+            *k = k.saturating_add(c);
+        }
+        for (mine, theirs) in self.sites.iter_mut().zip(other.sites) {
+            if mine.len() != theirs.len() {
+                return Err(format!(
+                    "{} value sites in one profile, {} in another",
+                    mine.len(),
+                    theirs.len()
+                ));
+            }
+            for (site, values) in mine.iter_mut().zip(theirs) {
+                site.extend(values);
+                *site = merged_values(std::mem::take(site));
+            }
+        }
+        Ok(())
+    }
+
+    /// Size of its value profile data in the indexed format.
+    fn value_data_size(&self) -> usize {
+        let kinds = self.sites.iter().filter(|s| !s.is_empty());
+        8 + kinds
+            .map(|sites| (8 + sites.len()).next_multiple_of(8) + 16 * sites.iter().map(Vec::len).sum::<usize>())
+            .sum::<usize>()
+    }
+}
+
+/// A site's values as LLVM's writer leaves them: equal values summed,
+/// sorted by count, the larger first, ties by value (LLVM keeps a single
+/// profile's ties in the order they came; ours are always sorted), and
+/// the [`MAX_VALUES_PER_SITE`] most counted if there are more.
+fn merged_values(mut values: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
+    values.sort_unstable();
+    let mut out: Vec<(u64, u64)> = Vec::with_capacity(values.len());
+    for (v, c) in values {
+        match out.last_mut() {
+            Some(last) if last.0 == v => last.1 = last.1.saturating_add(c),
+            _ => out.push((v, c)),
+        }
+    }
+    out.sort_by_key(|&(_, count)| std::cmp::Reverse(count));
+    out.truncate(MAX_VALUES_PER_SITE);
+    out
+}
 
 impl Profile {
-    /// Adds a raw profile's counts (same function, same hash: summed).
+    /// Adds a raw profile (same function, same hash: merged).
     pub fn add_raw(&mut self, bytes: &[u8]) -> Result<(), String> {
         let mut r = Reader { bytes, at: 0 };
         if bytes.len() < 8 || r.u64()? != RAW_MAGIC {
@@ -93,60 +169,76 @@ impl Profile {
         if !self.functions.is_empty() && flags != self.flags {
             return Err("raw profiles of different kinds".into());
         }
-        self.flags = flags;
         let h = RawHeader::read(&mut r)?;
+        if h.num_vtables != 0 || h.vtable_names_size != 0 || h.num_bitmap_bytes != 0 {
+            return Err("virtual-table profiles or coverage bitmaps, which Rust does not make".into());
+        }
         r.skip(h.binary_ids_size)?;
-        let records = r.take(h.num_data.checked_mul(RAW_RECORD).ok_or("too many records")?)?;
+        let data = r.take(h.num_data.checked_mul(RAW_RECORD).ok_or("too many records")?)?;
         r.skip(h.padding_before_counters)?;
         let counters = r.take(h.num_counters.checked_mul(8).ok_or("too many counters")?)?;
         r.skip(h.padding_after_counters)?;
-        r.skip(h.num_bitmap_bytes)?;
         r.skip(h.padding_after_bitmap)?;
         let names = names_by_hash(r.take(h.names_size)?)?;
+        r.skip(h.names_size.next_multiple_of(8) - h.names_size)?;
 
-        for i in 0..h.num_data {
-            let mut d = Reader {
-                bytes: &records[i * RAW_RECORD..(i + 1) * RAW_RECORD],
-                at: 0,
-            };
-            let name_ref = d.u64()?;
-            let hash = d.u64()?;
-            let counter_ptr = d.u64()?;
-            let _bitmap_ptr = d.u64()?;
-            let _function = d.u64()?;
-            let _values = d.u64()?;
-            let num_counters = d.u32()? as usize;
-            let value_sites = [d.u16()?, d.u16()?, d.u16()?];
-            d.skip(2)?;
-            let bitmap_bytes = d.u32()?;
-            if value_sites != [0, 0, 0] || bitmap_bytes != 0 {
-                return Err("value profiles or coverage bitmaps (not built with -disable-vp?)".into());
-            }
+        let heads = (0..h.num_data)
+            .map(|i| RawRecord::read(&data[i * RAW_RECORD..(i + 1) * RAW_RECORD]))
+            .collect::<Result<Vec<_>, _>>()?;
+        // Indirect calls record target addresses; profiles name functions
+        // by the hash of their names.
+        let by_address: BTreeMap<u64, u64> = heads
+            .iter()
+            .filter(|d| d.function != 0)
+            .map(|d| (d.function, d.name_ref))
+            .collect();
+        let mut read = Vec::with_capacity(heads.len());
+        for (i, d) in heads.iter().enumerate() {
             // A record's counter pointer is relative to the record itself.
             let delta = h.counters_delta.wrapping_sub((i * RAW_RECORD) as u64);
-            let offset = counter_ptr.wrapping_sub(delta);
+            let offset = d.counter_ptr.wrapping_sub(delta);
             let start = usize::try_from(offset).ok().filter(|o| o % 8 == 0);
-            let end = start.and_then(|s| num_counters.checked_mul(8)?.checked_add(s));
+            let end = start.and_then(|s| d.num_counters.checked_mul(8)?.checked_add(s));
             let Some(raw) = start.zip(end).and_then(|(s, e)| counters.get(s..e)) else {
                 return Err(format!("record {i}: counters past the end of the profile"));
             };
             let name = names
-                .get(&name_ref)
-                .ok_or_else(|| format!("record {i}: no name of hash {name_ref:#x}"))?;
-            let counts: Vec<u64> = raw.chunks_exact(8).map(le_u64).collect();
-            let kept = self.functions.entry(name.clone()).or_default().entry(hash).or_default();
-            if kept.is_empty() {
-                *kept = counts;
-            } else if kept.len() == counts.len() {
-                for (k, c) in kept.iter_mut().zip(counts) {
-                    *k = k.saturating_add(c);
+                .get(&d.name_ref)
+                .ok_or_else(|| format!("record {i}: no name of hash {:#x}", d.name_ref))?;
+            let mut record = Record {
+                counts: raw.chunks_exact(8).map(le_u64).collect(),
+                sites: Default::default(),
+            };
+            // The value data follow the names, a block per record with
+            // value sites, in the records' order.
+            if d.value_sites.iter().any(|&n| n > 0) {
+                let block = read_value_data(&mut r, d.value_sites).map_err(|e| format!("record {i}: {e}"))?;
+                for (kind, sites) in block.into_iter().enumerate() {
+                    record.sites[kind] = sites
+                        .into_iter()
+                        .map(|values| {
+                            let values = values.into_iter().map(|(v, c)| {
+                                if kind == INDIRECT_CALL_TARGET {
+                                    (by_address.get(&v).copied().unwrap_or(0), c)
+                                } else {
+                                    (v, c)
+                                }
+                            });
+                            merged_values(values.collect())
+                        })
+                        .collect();
                 }
-            } else {
-                return Err(format!(
-                    "{name}: {} counters in one profile, {} in another",
-                    kept.len(),
-                    counts.len()
-                ));
+            }
+            read.push((name.clone(), d.hash, record));
+        }
+        self.flags = flags;
+        for (name, hash, record) in read {
+            let records = self.functions.entry(name.clone()).or_default();
+            match records.get_mut(&hash) {
+                Some(kept) => kept.merge(record).map_err(|e| format!("{name}: {e}"))?,
+                None => {
+                    records.insert(hash, record);
+                }
             }
         }
         Ok(())
@@ -157,6 +249,7 @@ impl Profile {
     pub fn to_indexed(&self) -> Vec<u8> {
         let mut out = Vec::new();
         let put = |out: &mut Vec<u8>, v: u64| out.extend_from_slice(&v.to_le_bytes());
+        let put32 = |out: &mut Vec<u8>, v: u32| out.extend_from_slice(&v.to_le_bytes());
         // Header: magic, version, unused, hash type (MD5), then the offsets
         // of the hash table, memory profile (none), binary ids, temporal
         // traces (none) and virtual table names, patched in below.
@@ -194,22 +287,38 @@ impl Profile {
             offsets[b] = out.len() as u64;
             out.extend_from_slice(&(chain.len() as u16).to_le_bytes());
             for &(hash, name, records) in chain {
-                let data_len: usize = records.values().map(|c| 8 * (3 + c.len()) + 8).sum();
+                let data_len: usize = records
+                    .values()
+                    .map(|r| 8 * (3 + r.counts.len()) + r.value_data_size())
+                    .sum();
                 put(&mut out, hash);
                 put(&mut out, name.len() as u64);
                 put(&mut out, data_len as u64);
                 out.extend_from_slice(name.as_bytes());
-                for (&cfg_hash, counts) in records {
+                for (&cfg_hash, r) in records {
                     put(&mut out, cfg_hash);
-                    put(&mut out, counts.len() as u64);
-                    for &c in counts {
+                    put(&mut out, r.counts.len() as u64);
+                    for &c in &r.counts {
                         put(&mut out, c);
                     }
-                    // No bitmap bytes; value profile data of no kinds (its
-                    // size, 8 bytes, and a count of 0).
+                    // No bitmap bytes.
                     put(&mut out, 0);
-                    out.extend_from_slice(&8u32.to_le_bytes());
-                    out.extend_from_slice(&0u32.to_le_bytes());
+                    // Value profile data: its size, its kinds, then per
+                    // kind with sites: the kind, the site count, each
+                    // site's value count (bytes, padded to 8), the values.
+                    put32(&mut out, r.value_data_size() as u32);
+                    put32(&mut out, r.sites.iter().filter(|s| !s.is_empty()).count() as u32);
+                    for (kind, sites) in r.sites.iter().enumerate().filter(|(_, s)| !s.is_empty()) {
+                        put32(&mut out, kind as u32);
+                        put32(&mut out, sites.len() as u32);
+                        let header_end = out.len() - 8 + (8 + sites.len()).next_multiple_of(8);
+                        out.extend(sites.iter().map(|v| v.len() as u8));
+                        out.resize(header_end, 0);
+                        for &(v, c) in sites.iter().flatten() {
+                            put(&mut out, v);
+                            put(&mut out, c);
+                        }
+                    }
                 }
             }
         }
@@ -239,9 +348,9 @@ impl Profile {
         let (mut functions, mut blocks, mut max_entry, mut max_block, mut max_internal, mut total) =
             (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
         let mut frequencies: BTreeMap<u64, u64> = BTreeMap::new();
-        for counts in self.functions.values().flat_map(|r| r.values()) {
+        for r in self.functions.values().flat_map(|r| r.values()) {
             functions += 1;
-            for (i, &c) in counts.iter().enumerate() {
+            for (i, &c) in r.counts.iter().enumerate() {
                 if i == 0 {
                     max_entry = max_entry.max(c);
                 } else {
@@ -281,6 +390,76 @@ struct Summary {
     entries: Vec<(u64, u64, u64)>,
 }
 
+/// A raw data record: what it measured is elsewhere in the file.
+struct RawRecord {
+    name_ref: u64,
+    hash: u64,
+    counter_ptr: u64,
+    /// The function's address in the instrumented binary (0 when its
+    /// address is never taken), for indirect-call targets.
+    function: u64,
+    num_counters: usize,
+    value_sites: [u16; VALUE_KINDS],
+}
+
+impl RawRecord {
+    fn read(bytes: &[u8]) -> Result<RawRecord, String> {
+        let mut d = Reader { bytes, at: 0 };
+        let (name_ref, hash, counter_ptr) = (d.u64()?, d.u64()?, d.u64()?);
+        let _bitmap = d.u64()?;
+        let function = d.u64()?;
+        let _values = d.u64()?;
+        let num_counters = d.u32()? as usize;
+        let value_sites = [d.u16()?, d.u16()?, d.u16()?];
+        Ok(RawRecord {
+            name_ref,
+            hash,
+            counter_ptr,
+            function,
+            num_counters,
+            value_sites,
+        })
+    }
+}
+
+/// One record's block of value data (the same layout as in the indexed
+/// format): its size, its kinds, then per kind the site count, each
+/// site's value count (bytes, padded to 8) and the (value, count) pairs.
+/// Returns the values by kind and site; `sites` are the record's counts.
+fn read_value_data(r: &mut Reader<'_>, sites: [u16; VALUE_KINDS]) -> Result<Vec<Sites>, String> {
+    let start = r.at;
+    let size = r.u32()? as usize;
+    let kinds = r.u32()?;
+    let mut by_kind = vec![Vec::new(); VALUE_KINDS];
+    for _ in 0..kinds {
+        let kind = r.u32()? as usize;
+        let n = r.u32()? as usize;
+        if kind >= VALUE_KINDS || n != sites[kind] as usize || !by_kind[kind].is_empty() {
+            return Err(format!("value data of kind {kind} with {n} sites, not the record's"));
+        }
+        let counts = r.take(n)?.to_vec();
+        r.skip((8 + n).next_multiple_of(8) - 8 - n)?;
+        for c in counts {
+            let values = (0..c)
+                .map(|_| Ok((r.u64()?, r.u64()?)))
+                .collect::<Result<_, String>>()?;
+            by_kind[kind].push(values);
+        }
+    }
+    for (kind, &n) in sites.iter().enumerate() {
+        if by_kind[kind].len() != n as usize {
+            return Err(format!("{n} value sites of kind {kind}, but no data for them"));
+        }
+    }
+    if r.at - start != size {
+        return Err(format!(
+            "a value data block of {} bytes, said to be {size}",
+            r.at - start
+        ));
+    }
+    Ok(by_kind)
+}
+
 /// The raw header past its magic and version.
 struct RawHeader {
     binary_ids_size: usize,
@@ -292,6 +471,8 @@ struct RawHeader {
     padding_after_bitmap: usize,
     names_size: usize,
     counters_delta: u64,
+    num_vtables: u64,
+    vtable_names_size: u64,
 }
 
 impl RawHeader {
@@ -309,13 +490,18 @@ impl RawHeader {
             num_bitmap_bytes: size()?,
             padding_after_bitmap: size()?,
             names_size: size()?,
-            counters_delta: r.u64()?,
+            counters_delta: {
+                let counters = r.u64()?;
+                // The bitmap and names deltas (addresses).
+                r.u64()?;
+                r.u64()?;
+                counters
+            },
+            num_vtables: r.u64()?,
+            vtable_names_size: r.u64()?,
         };
-        // Bitmap and names deltas (addresses), virtual tables and their
-        // names' size (none in Rust), the last value kind.
-        for _ in 0..5 {
-            r.u64()?;
-        }
+        // The last value kind.
+        r.u64()?;
         Ok(h)
     }
 }
@@ -418,12 +604,14 @@ mod tests {
         .unwrap()
     }
 
+    /// A record as read back: CFG hash, counts, and per kind with sites
+    /// (kind, each site's (value, count) pairs).
+    type Read = (u64, Vec<u64>, Vec<(u32, Sites)>);
+
     /// What an indexed profile holds, read back through its hash table
     /// the way LLVM looks a function up (bucket by the name's MD5): the
-    /// summary's bytes and, by name, each (CFG hash, counts).
-    type Functions = BTreeMap<String, Vec<(u64, Vec<u64>)>>;
-
-    fn read_indexed(bytes: &[u8]) -> (u64, Vec<u8>, Functions) {
+    /// variant flags, the summary's bytes and the records by name.
+    fn read_indexed(bytes: &[u8]) -> (u64, Vec<u8>, BTreeMap<String, Vec<Read>>) {
         let mut r = Reader { bytes, at: 0 };
         assert_eq!(r.u64().unwrap(), INDEXED_MAGIC);
         let version = r.u64().unwrap();
@@ -437,7 +625,7 @@ mod tests {
         };
         let (buckets, entries) = (t.u64().unwrap(), t.u64().unwrap());
         assert!(buckets.is_power_of_two());
-        let mut functions = Functions::new();
+        let mut functions = BTreeMap::new();
         for b in 0..buckets {
             let offset = t.u64().unwrap() as usize;
             if offset == 0 {
@@ -454,17 +642,31 @@ mod tests {
                     bytes: item.take(data_len).unwrap(),
                     at: 0,
                 };
-                let records = functions.entry(name).or_default();
+                let mut records = Vec::new();
                 while data.at < data_len {
                     let cfg_hash = data.u64().unwrap();
                     let n = data.u64().unwrap();
                     let counts = (0..n).map(|_| data.u64().unwrap()).collect();
                     assert_eq!(data.u64().unwrap(), 0, "no bitmap bytes");
-                    let value_data = data.u32().unwrap() as usize;
-                    data.skip(value_data - 4).unwrap();
-                    records.push((cfg_hash, counts));
+                    let start = data.at;
+                    let size = data.u32().unwrap() as usize;
+                    let mut kinds = Vec::new();
+                    for _ in 0..data.u32().unwrap() {
+                        let kind = data.u32().unwrap();
+                        let n = data.u32().unwrap() as usize;
+                        let counts = data.take(n).unwrap().to_vec();
+                        data.skip((8 + n).next_multiple_of(8) - 8 - n).unwrap();
+                        let sites = counts
+                            .iter()
+                            .map(|&c| (0..c).map(|_| (data.u64().unwrap(), data.u64().unwrap())).collect())
+                            .collect();
+                        kinds.push((kind, sites));
+                    }
+                    assert_eq!(data.at - start, size, "{name}: the value data's size");
+                    records.push((cfg_hash, counts, kinds));
                 }
                 records.sort();
+                functions.insert(name, records);
             }
         }
         assert_eq!(functions.len() as u64, entries);
@@ -486,11 +688,29 @@ mod tests {
         let theirs = fixture("a-b-by-llvm-profdata-19.profdata");
         let (flags, summary, functions) = read_indexed(&ours);
         assert_eq!(flags, IR_LEVEL);
+        // Both kinds of value profile were read: the fixture calls through
+        // function pointers (one of them to std, a target of no name,
+        // hash 0) and copies slices of nine sizes.
+        let kinds: Vec<(u32, &Sites)> = functions
+            .values()
+            .flatten()
+            .flat_map(|(_, _, kinds)| kinds.iter().map(|(k, sites)| (*k, sites)))
+            .collect();
+        let targets: Vec<u64> = kinds
+            .iter()
+            .filter(|k| k.0 == 0)
+            .flat_map(|k| k.1.iter().flatten().map(|v| v.0))
+            .collect();
+        assert!(targets.contains(&0) && targets.iter().any(|&t| t != 0), "{targets:?}");
+        assert!(
+            kinds.iter().any(|k| k.0 == 1 && k.1.iter().any(|s| s.len() == 9)),
+            "{kinds:?}"
+        );
         assert_eq!((flags, summary, functions), read_indexed(&theirs));
     }
 
     #[test]
-    fn the_counts_of_runs_add_up() {
+    fn the_counts_and_values_of_runs_add_up() {
         let (a, b) = (fixture("a.profraw"), fixture("b.profraw"));
         let once = merged(&[&a]).unwrap();
         let twice = merged(&[&a, &b]).unwrap();
@@ -498,32 +718,45 @@ mod tests {
             once.functions.keys().collect::<Vec<_>>(),
             twice.functions.keys().collect::<Vec<_>>()
         );
-        let loops = once
-            .functions
-            .values()
-            .flat_map(|r| r.values())
-            .flatten()
-            .filter(|&&c| c > 100)
-            .count();
-        assert!(loops > 0, "the program's loops were counted");
+        fn records(p: &Profile) -> Vec<&Record> {
+            p.functions.values().flat_map(|r| r.values()).collect()
+        }
+        assert!(
+            records(&once).iter().flat_map(|r| &r.counts).any(|&c| c > 100),
+            "the loops were counted"
+        );
         for (name, records) in &once.functions {
-            for (hash, counts) in records {
-                let doubled: Vec<u64> = counts.iter().map(|c| 2 * c).collect();
+            for (hash, r) in records {
+                let doubled = Record {
+                    counts: r.counts.iter().map(|c| 2 * c).collect(),
+                    sites: r.sites.clone().map(|k| {
+                        k.into_iter()
+                            .map(|s| s.into_iter().map(|(v, c)| (v, 2 * c)).collect())
+                            .collect()
+                    }),
+                };
                 assert_eq!(twice.functions[name][hash], doubled, "{name}");
             }
         }
         // The summary counts every block: the largest count is one of them.
         let s = twice.summary();
-        let largest = twice
-            .functions
-            .values()
-            .flat_map(|r| r.values())
-            .flatten()
-            .max()
-            .copied();
+        let largest = records(&twice).iter().flat_map(|r| &r.counts).max().copied();
         assert_eq!(Some(s.fields[3]), largest);
         assert_eq!(s.entries.len(), CUTOFFS.len());
         assert!(s.entries.windows(2).all(|w| w[0].1 >= w[1].1 && w[0].2 <= w[1].2));
+    }
+
+    #[test]
+    fn a_site_keeps_its_values_summed_most_counted_first_and_at_most_255() {
+        assert_eq!(
+            merged_values(vec![(5, 1), (2, 3), (5, 4), (9, 3), (1, 3)]),
+            vec![(5, 5), (1, 3), (2, 3), (9, 3)]
+        );
+        let many: Vec<(u64, u64)> = (0..300).map(|v| (v, v % 100)).collect();
+        let kept = merged_values(many);
+        assert_eq!(kept.len(), MAX_VALUES_PER_SITE);
+        assert_eq!(kept[..3], [(99, 99), (199, 99), (299, 99)], "the most counted first");
+        assert!(kept.iter().all(|&(_, c)| c >= 15), "the least counted are dropped");
     }
 
     #[test]
@@ -535,17 +768,20 @@ mod tests {
             merged(&[&p]).unwrap_err()
         };
         assert!(with(0, b"not raw!").contains("not a raw LLVM profile"));
+        assert!(merged(&[&a[..4]]).unwrap_err().contains("not a raw LLVM profile"));
         let e = with(8, &[11]);
         assert!(e.contains("format version 11") && e.contains("LLVM 19 to 22"), "{e}");
         assert!(with(15, &[0]).contains("not a plain IR-level profile"));
-        // The first record's value-site counts (after six 8-byte fields
-        // and the counter count), past the 128-byte header and binary ids.
+        // Coverage bitmaps (the header's seventh size).
+        assert!(with(56, &[1]).contains("coverage bitmaps"));
         let ids = u64::from_le_bytes(a[16..24].try_into().unwrap()) as usize;
-        assert!(with(128 + ids + 52, &[1]).contains("-disable-vp"));
-        // Its counter pointer, moved far past the counters.
-        let e = with(128 + ids + 16, &[0, 0, 0, 0, 0, 0, 0, 0x40]);
+        let record = |i: usize| 128 + ids + i * RAW_RECORD;
+        // The first record's counter pointer, moved far past the counters.
+        let e = with(record(0) + 16, &[0, 0, 0, 0, 0, 0, 0, 0x40]);
         assert!(e.contains("record 0: counters past the end"), "{e}");
-        assert!(merged(&[&a[..4]]).unwrap_err().contains("not a raw LLVM profile"));
+        // A record that says it has value sites of a kind its block lacks.
+        let e = with(record(0) + 56, &[1]);
+        assert!(e.contains("record 0:") && e.contains("value"), "{e}");
         for cut in [100, 300, a.len() - 20] {
             let e = merged(&[&a[..cut]]).unwrap_err();
             assert!(e.contains("cut short"), "{cut}: {e}");
@@ -554,7 +790,7 @@ mod tests {
         let mut p = merged(&[&a]).unwrap();
         let (name, records) = p.functions.iter_mut().next().unwrap();
         let name = name.clone();
-        records.values_mut().next().unwrap().push(0);
+        records.values_mut().next().unwrap().counts.push(0);
         let e = p.add_raw(&a).unwrap_err();
         assert!(e.contains(&name) && e.contains("counters in one profile"), "{e}");
     }
