@@ -27,10 +27,13 @@ pub fn game(variant: &str) -> Game {
 
 /// A rule set of one test: `variant_toml` and `rules` written as
 /// `variant.toml` and `rules.rhai` into a fresh folder of its own, loaded
-/// for the interpreter.
+/// for the interpreter. Each call has its own folder: tests that share a
+/// rule set (and so a name) run at once on the harness's threads.
 pub fn scratch_game(name: &str, variant_toml: &str, rules: &str) -> Game {
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!(
-        "rulesmith-{}-{name}-{}",
+        "rulesmith-{}-{name}-{}-{call}",
         env!("CARGO_CRATE_NAME"),
         std::process::id()
     ));
