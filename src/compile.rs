@@ -25,8 +25,8 @@ pub struct Args {
     pub no_build: bool,
     /// Build with profile-guided optimization: an instrumented build plays
     /// training games, and the rules are rebuilt by what it measured
-    /// (seconds; needs only the Rust toolchain). Every command then uses that build
-    /// while the scripts are unchanged.
+    /// (seconds; needs only the Rust toolchain). Every command then uses
+    /// that build while the scripts are unchanged.
     #[arg(long, conflicts_with_all = ["no_build", "verify"])]
     pub pgo: bool,
     /// Check the compiled rules against the interpreter (the reference):

@@ -172,11 +172,10 @@ impl Builder {
         }
     }
 
-    /// True when this rustc's profiles can be merged: its LLVM writes the
-    /// raw format [`crate::profdata`] reads, or an `llvm-profdata` runs
-    /// (whether that one reads them shows only when it merges them).
+    /// True when this rustc's profiles can be merged (see
+    /// [`mergeable`]).
     pub fn can_profile() -> bool {
-        profdata::reads_llvm(&rustc_llvm()) || profdata_tools().is_ok()
+        mergeable().is_ok()
     }
 
     /// The cached binary for these fingerprints, if built already: the
@@ -274,7 +273,7 @@ impl Builder {
     /// Builds (or finds) the profile-guided binary of `units`: an
     /// instrumented build, then `train` runs it (it plays the rules the
     /// way the user's commands will, and every run leaves a profile),
-    /// then `llvm-profdata` merges the profiles and a last build uses
+    /// then [`merge_profiles`] merges the profiles and a last build uses
     /// them. The plain binary is not needed and not touched.
     ///
     /// Only the rules are built by the profile, not the engine: the
@@ -295,17 +294,8 @@ impl Builder {
             return Ok(bin);
         }
         Builder::toolchain()?;
-        // Known before building, not after: the profiles can be merged.
-        let llvm = rustc_llvm();
-        if !profdata::reads_llvm(&llvm) {
-            if let Err(tried) = profdata_tools() {
-                return Err(BuildError::NoProfdata {
-                    builtin: format!("Rulesmith reads the profiles of LLVM {}", profdata::LLVM_READ),
-                    llvm,
-                    tried,
-                });
-            }
-        }
+        // Known before building, not after.
+        mergeable()?;
         let crate_ = self.write_crate(units)?;
         let profiles = self.cache.join("pgo").join(&key);
         let _ = std::fs::remove_dir_all(&profiles);
@@ -529,6 +519,21 @@ fn rustc_llvm() -> String {
         .unwrap_or_else(|| "of your rustc".to_string())
 }
 
+/// Whether this rustc's profiles can be merged: its LLVM writes the raw
+/// format [`crate::profdata`] reads, or an `llvm-profdata` runs (whether
+/// that one reads them shows only when it merges them).
+fn mergeable() -> Result<(), BuildError> {
+    let llvm = rustc_llvm();
+    if profdata::reads_llvm(&llvm) {
+        return Ok(());
+    }
+    profdata_tools().map(drop).map_err(|tried| BuildError::NoProfdata {
+        builtin: format!("Rulesmith reads the profiles of LLVM {}", profdata::LLVM_READ),
+        llvm,
+        tried,
+    })
+}
+
 /// The `llvm-profdata` programs that run, best first, for the profiles
 /// [`crate::profdata`] does not read (a newer LLVM's):
 /// `RULESMITH_LLVM_PROFDATA` alone when it is set; else rustup's
@@ -594,30 +599,13 @@ fn merge_profiles(dir: &Path) -> Result<PathBuf, BuildError> {
         )));
     }
     let out = dir.join("merged.profdata");
-    let builtin = builtin_merge(&raw, &out);
-    let merged = builtin.as_ref().map(drop).or_else(|why| {
-        let tools = profdata_tools().map_err(|tried| (why.clone(), tried))?;
-        let mut refusals = Vec::new();
-        for tool in tools {
-            match Command::new(&tool).arg("merge").arg("-o").arg(&out).args(&raw).output() {
-                Ok(o) if o.status.success() => return Ok(()),
-                Ok(o) => {
-                    let why = String::from_utf8_lossy(&o.stderr);
-                    let why = why.lines().find(|l| !l.trim().is_empty()).unwrap_or("failed").trim();
-                    refusals.push(format!("{}: {why}", tool.display()));
-                }
-                Err(e) => refusals.push(format!("{}: {e}", tool.display())),
-            }
-        }
-        Err((why.clone(), format!("none could read them ({})", refusals.join("; "))))
-    });
-    if let Err((builtin, tried)) = merged {
-        return Err(BuildError::NoProfdata {
+    builtin_merge(&raw, &out).or_else(|builtin| {
+        tools_merge(&raw, &out).map_err(|tried| BuildError::NoProfdata {
             llvm: rustc_llvm(),
             builtin,
             tried,
-        });
-    }
+        })
+    })?;
     // The raw profiles are large (megabytes per run) and merged now; the
     // merged one stays beside the binary.
     for r in &raw {
@@ -629,7 +617,7 @@ fn merge_profiles(dir: &Path) -> Result<PathBuf, BuildError> {
     Ok(named)
 }
 
-/// [`crate::profdata::merge`] of the files `raw` into `out`; the error
+/// Merges the files `raw` into `out` with [`crate::profdata`]; the error
 /// names the file it could not read.
 fn builtin_merge(raw: &[PathBuf], out: &Path) -> Result<(), String> {
     let mut profile = profdata::Profile::default();
@@ -638,6 +626,24 @@ fn builtin_merge(raw: &[PathBuf], out: &Path) -> Result<(), String> {
         profile.add_raw(&bytes).map_err(|e| format!("{}: {e}", r.display()))?;
     }
     std::fs::write(out, profile.to_indexed()).map_err(|e| format!("cannot write {}: {e}", out.display()))
+}
+
+/// Merges the files `raw` into `out` with the first `llvm-profdata` that
+/// can; the error says what was tried and why each refused.
+fn tools_merge(raw: &[PathBuf], out: &Path) -> Result<(), String> {
+    let mut refusals = Vec::new();
+    for tool in profdata_tools()? {
+        match Command::new(&tool).arg("merge").arg("-o").arg(out).args(raw).output() {
+            Ok(o) if o.status.success() => return Ok(()),
+            Ok(o) => {
+                let why = String::from_utf8_lossy(&o.stderr);
+                let why = why.lines().find(|l| !l.trim().is_empty()).unwrap_or("failed").trim();
+                refusals.push(format!("{}: {why}", tool.display()));
+            }
+            Err(e) => refusals.push(format!("{}: {e}", tool.display())),
+        }
+    }
+    Err(format!("none could read them ({})", refusals.join("; ")))
 }
 
 /// Writes `text` to `path` whole (written aside, then renamed, so that a

@@ -212,7 +212,15 @@ impl Profile {
             // The value data follow the names, a block per record with
             // value sites, in the records' order.
             if d.value_sites.iter().any(|&n| n > 0) {
-                let block = read_value_data(&mut r, d.value_sites).map_err(|e| format!("record {i}: {e}"))?;
+                let block = read_value_data(&mut r).map_err(|e| format!("record {i}: {e}"))?;
+                for (kind, (sites, &n)) in block.iter().zip(&d.value_sites).enumerate() {
+                    if sites.len() != n as usize {
+                        return Err(format!(
+                            "record {i}: {n} value sites of kind {kind}, but data for {}",
+                            sites.len()
+                        ));
+                    }
+                }
                 for (kind, sites) in block.into_iter().enumerate() {
                     record.sites[kind] = sites
                         .into_iter()
@@ -425,17 +433,17 @@ impl RawRecord {
 /// One record's block of value data (the same layout as in the indexed
 /// format): its size, its kinds, then per kind the site count, each
 /// site's value count (bytes, padded to 8) and the (value, count) pairs.
-/// Returns the values by kind and site; `sites` are the record's counts.
-fn read_value_data(r: &mut Reader<'_>, sites: [u16; VALUE_KINDS]) -> Result<Vec<Sites>, String> {
+/// Returns the values by kind and site (no sites for a kind not given).
+fn read_value_data(r: &mut Reader<'_>) -> Result<[Sites; VALUE_KINDS], String> {
     let start = r.at;
     let size = r.u32()? as usize;
     let kinds = r.u32()?;
-    let mut by_kind = vec![Vec::new(); VALUE_KINDS];
+    let mut by_kind: [Sites; VALUE_KINDS] = Default::default();
     for _ in 0..kinds {
         let kind = r.u32()? as usize;
         let n = r.u32()? as usize;
-        if kind >= VALUE_KINDS || n != sites[kind] as usize || !by_kind[kind].is_empty() {
-            return Err(format!("value data of kind {kind} with {n} sites, not the record's"));
+        if kind >= VALUE_KINDS || !by_kind[kind].is_empty() {
+            return Err(format!("value data of kind {kind} given twice or unknown"));
         }
         let counts = r.take(n)?.to_vec();
         r.skip((8 + n).next_multiple_of(8) - 8 - n)?;
@@ -444,11 +452,6 @@ fn read_value_data(r: &mut Reader<'_>, sites: [u16; VALUE_KINDS]) -> Result<Vec<
                 .map(|_| Ok((r.u64()?, r.u64()?)))
                 .collect::<Result<_, String>>()?;
             by_kind[kind].push(values);
-        }
-    }
-    for (kind, &n) in sites.iter().enumerate() {
-        if by_kind[kind].len() != n as usize {
-            return Err(format!("{n} value sites of kind {kind}, but no data for them"));
         }
     }
     if r.at - start != size {
@@ -648,21 +651,8 @@ mod tests {
                     let n = data.u64().unwrap();
                     let counts = (0..n).map(|_| data.u64().unwrap()).collect();
                     assert_eq!(data.u64().unwrap(), 0, "no bitmap bytes");
-                    let start = data.at;
-                    let size = data.u32().unwrap() as usize;
-                    let mut kinds = Vec::new();
-                    for _ in 0..data.u32().unwrap() {
-                        let kind = data.u32().unwrap();
-                        let n = data.u32().unwrap() as usize;
-                        let counts = data.take(n).unwrap().to_vec();
-                        data.skip((8 + n).next_multiple_of(8) - 8 - n).unwrap();
-                        let sites = counts
-                            .iter()
-                            .map(|&c| (0..c).map(|_| (data.u64().unwrap(), data.u64().unwrap())).collect())
-                            .collect();
-                        kinds.push((kind, sites));
-                    }
-                    assert_eq!(data.at - start, size, "{name}: the value data's size");
+                    let kinds = read_value_data(&mut data).unwrap_or_else(|e| panic!("{name}: {e}"));
+                    let kinds = (0u32..).zip(kinds).filter(|(_, sites)| !sites.is_empty()).collect();
                     records.push((cfg_hash, counts, kinds));
                 }
                 records.sort();
