@@ -36,6 +36,7 @@ mod common;
 mod compile;
 pub mod engine;
 mod fuzz;
+mod ladder;
 mod merge;
 mod play;
 mod profile;
@@ -87,7 +88,10 @@ enum Command {
     /// Play the same games under two rule sets and say which differences
     /// are significant.
     Compare(simulate::CompareArgs),
-    /// Add up the shards of a simulate or compare run (`--shard i/n`) and
+    /// A round robin between bots: ratings (Elo, with 95% intervals) and
+    /// the game's skill depth.
+    Ladder(ladder::Args),
+    /// Add up the shards of a simulate, compare or ladder run (`--shard i/n`) and
     /// print what the whole run prints.
     Merge(merge::Args),
     /// Print a JSON Schema for one variant's deck or parameter files.
@@ -132,7 +136,7 @@ pub fn main_with(compiled: Vec<rulesmith_runtime::Registration>) -> ExitCode {
     engine::register(compiled);
     let cli = Cli::parse();
     let preference = match cli.command {
-        Command::Simulate(_) | Command::Compare(_) | Command::Fuzz(_) | Command::Profile(_) => {
+        Command::Simulate(_) | Command::Compare(_) | Command::Ladder(_) | Command::Fuzz(_) | Command::Profile(_) => {
             engine::Preference::Compiled
         }
         Command::Play(_) => engine::Preference::CompiledIfCached,
@@ -148,6 +152,7 @@ pub fn main_with(compiled: Vec<rulesmith_runtime::Registration>) -> ExitCode {
         Command::Test(a) => test_cmd::run(a),
         Command::Simulate(a) => simulate::simulate(a),
         Command::Compare(a) => simulate::compare(a),
+        Command::Ladder(a) => ladder::run(a),
         Command::Merge(a) => merge::run(a),
         Command::Schema(a) => schema::run(a),
         Command::Profile(a) => profile::run(a),

@@ -29,6 +29,7 @@ pub struct Args {
 enum Part {
     Simulate(Box<SimulateShard>),
     Compare(Box<CompareShard>),
+    Ladder(Box<crate::ladder::LadderShard>),
 }
 
 fn read(path: &Path) -> Result<Part, Failure> {
@@ -41,12 +42,15 @@ fn read(path: &Path) -> Result<Part, Failure> {
         Simulate(Box<SimulateShard>),
         #[serde(rename = "compare_shard")]
         Compare(Box<CompareShard>),
+        #[serde(rename = "ladder_shard")]
+        Ladder(Box<crate::ladder::LadderShard>),
     }
     match serde_json::from_str::<Any>(text.trim()) {
         Ok(Any::Simulate(s)) => Ok(Part::Simulate(s)),
         Ok(Any::Compare(c)) => Ok(Part::Compare(c)),
+        Ok(Any::Ladder(l)) => Ok(Part::Ladder(l)),
         Err(e) => Err(Failure::input(format!(
-            "{}:{}:{}: not the output of `simulate --shard` or `compare --shard`: {e}",
+            "{}:{}:{}: not the output of `simulate --shard`, `compare --shard` or `ladder --shard`: {e}",
             path.display(),
             e.line(),
             e.column()
@@ -56,7 +60,7 @@ fn read(path: &Path) -> Result<Part, Failure> {
 
 /// Checks that `shards` (index, count, file) are shards 1..=n of one run,
 /// each once.
-fn check_complete(shards: &[(u64, u64, &Path)]) -> Result<(), Failure> {
+pub(crate) fn check_complete(shards: &[(u64, u64, &Path)]) -> Result<(), Failure> {
     let n = shards[0].1;
     for (_, count, file) in shards {
         if *count != n {
@@ -112,6 +116,22 @@ pub fn run(args: Args) -> Result<(), Failure> {
         .collect::<Result<_, _>>()?;
     let first = parts[0].1;
     match &parts[0].0 {
+        Part::Ladder(l0) => {
+            let mut shards = Vec::new();
+            let mut results = rulesmith_lab::rating::Results::new(l0.run.bots.clone());
+            for (p, file) in &parts {
+                let Part::Ladder(l) = p else {
+                    return Err(other_run(file, first));
+                };
+                if l.run != l0.run {
+                    return Err(other_run(file, first));
+                }
+                shards.push((l.shard.index, l.shard.count, *file));
+                results.merge(&l.results);
+            }
+            check_complete(&shards)?;
+            crate::ladder::finish(&l0.run, &l0.title, &results, args.json, args.report.as_deref(), None)
+        }
         Part::Simulate(s0) => {
             let mut shards = Vec::new();
             let mut tally = Tally::new(s0.run.players, s0.counters.len());
@@ -166,6 +186,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
                 (&ta, &c0.counters_a),
                 (&tb, &c0.counters_b),
                 &figs,
+                None,
                 None,
                 args.json,
             );

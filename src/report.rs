@@ -18,7 +18,7 @@ pub struct ReportInput<'a> {
 }
 
 /// Escapes text for HTML.
-fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -320,7 +320,7 @@ pub fn html(input: &ReportInput) -> String {
     )
 }
 
-const CSS: &str = "body{font-family:system-ui,sans-serif;max-width:720px;margin:2em auto;color:#222}\
+pub(crate) const CSS: &str = "body{font-family:system-ui,sans-serif;max-width:720px;margin:2em auto;color:#222}\
 h1{font-size:1.5em}h2{font-size:1.15em;margin-top:1.6em}\
 svg{font-size:12px;display:block;margin:.5em 0;max-width:100%;height:auto}.bar{fill:#4a78b5}.ci{stroke:#111;stroke-width:1.5}\
 .ref{stroke:#c33;stroke-dasharray:4 3}.axis{fill:#666;font-size:11px}\

@@ -19,6 +19,7 @@ use crate::Failure;
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use rulesmith_core::{rng, Variant};
+use rulesmith_lab::rating::SkillDepth;
 use rulesmith_lab::sim::{self, GameResult, Paired, Rate, Sprt, Summary, Tally, Verdict};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -146,6 +147,15 @@ pub struct CompareArgs {
     /// --sprt's chance of missing a difference of --sprt-delta.
     #[arg(long, default_value_t = 0.05, value_name = "P", requires = "sprt")]
     pub beta: f64,
+    /// Also play a ladder of these bots (comma-separated, e.g.
+    /// random,greedy,mcts) under both rule sets and report how the change
+    /// moves the skill depth (see `rulesmith ladder`).
+    #[arg(long, value_delimiter = ',', value_name = "BOTS", conflicts_with = "shard")]
+    pub skill: Vec<String>,
+    /// Games per pair of bots of --skill's ladders.
+    #[arg(long, default_value_t = 20, value_name = "N", requires = "skill",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub skill_games: u64,
 }
 
 /// A loaded variant and the seats' bots, ready to play many games.
@@ -842,12 +852,35 @@ pub fn compare(args: CompareArgs) -> Result<(), Failure> {
         test,
         verdict,
     });
+    let skill = if args.skill.is_empty() {
+        None
+    } else {
+        let ladder = |variant: &str, set: &[String]| crate::ladder::LadderRun {
+            variant: variant.to_string(),
+            bots: args.skill.clone(),
+            games_per_pair: args.skill_games,
+            seed: args.run.seed,
+            set: set.to_vec(),
+        };
+        let settings = crate::ladder::LadderArgs {
+            games: args.skill_games,
+            seed: args.run.seed,
+            jobs: args.run.jobs,
+            bounds: args.run.bounds.clone(),
+        };
+        Some(crate::ladder::compare_skill(
+            (&a.variant, &ladder(&run.variant_a, &run.set_a)),
+            (&b.variant, &ladder(&run.variant_b, &run.set_b)),
+            &settings,
+        )?)
+    };
     print_comparison(
         &run,
         (&ta, &a.variant.stats),
         (&tb, &b.variant.stats),
         &figs,
         outcome.as_ref(),
+        skill.as_ref(),
         args.run.json,
     );
     Ok(())
@@ -861,6 +894,7 @@ pub fn print_comparison(
     (tb, docs_b): (&Tally, &[(String, String)]),
     figs: &[Figure],
     sprt: Option<&SprtOutcome>,
+    skill: Option<&(SkillDepth, SkillDepth)>,
     json: bool,
 ) {
     let (sa, sb) = (Summary::of_tally(ta, docs_a), Summary::of_tally(tb, docs_b));
@@ -897,6 +931,9 @@ pub fn print_comparison(
         });
         if let Some(s) = sprt_json {
             j["sprt"] = s;
+        }
+        if let Some((da, db)) = skill {
+            j["skill_depth"] = json!({ "a": da, "b": db, "difference": db.spread - da.spread });
         }
         crate::outln!("{j}");
         return;
@@ -961,6 +998,9 @@ pub fn print_comparison(
             o.test.alpha,
             o.test.beta
         );
+    }
+    if let Some((da, db)) = skill {
+        crate::outln!("{}", crate::ladder::skill_change(da, db));
     }
 }
 

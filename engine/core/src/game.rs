@@ -127,6 +127,21 @@ impl std::hash::Hasher for ActionHasher {
     }
 }
 
+/// Builds games like the one it came from ([`Game::forker`]); it may be
+/// sent to, and used on, any thread.
+#[derive(Clone)]
+pub struct GameForker {
+    variant: Arc<Variant>,
+    rules: crate::rules::RulesMaker,
+}
+
+impl GameForker {
+    pub fn game(&self) -> Result<Game, String> {
+        let rules = (self.rules)()?;
+        Game::from_rules_boxed(self.variant.clone(), rules).map_err(|e| e.to_string())
+    }
+}
+
 /// How many times a failed step may run in diagnostic mode (see
 /// [`Rules::diagnose`]).
 const DIAGNOSTIC_RUNS: usize = 2;
@@ -180,6 +195,16 @@ impl Game {
     /// take (and drop) the lines before the apply you want told.
     pub fn take_narration(&self) -> Vec<String> {
         std::mem::take(&mut self.ctx.borrow_mut().narration)
+    }
+
+    /// A recipe for more games like this one (the same variant and
+    /// rules), to be built on other threads: a `Game` itself stays on the
+    /// thread that made it. `None` when the rules cannot be rebuilt.
+    pub fn forker(&self) -> Option<GameForker> {
+        Some(GameForker {
+            variant: self.variant.clone(),
+            rules: self.rules.maker()?,
+        })
     }
 
     /// The rules' engine, "interpreted" or "compiled".

@@ -63,7 +63,17 @@ pub trait Rules {
     /// that never lose calls need not implement it. Rules may learn from a
     /// first run where to stop the second; turning the mode off forgets it.
     fn diagnose(&self, _on: bool) {}
+    /// A recipe for more engines like this one (the same rules, the same
+    /// limits), each to run on a thread of its own: a parallel search
+    /// builds one per thread. `None` when these rules cannot be rebuilt.
+    fn maker(&self) -> Option<RulesMaker> {
+        None
+    }
 }
+
+/// Builds a fresh [`Rules`] like the one it came from ([`Rules::maker`]);
+/// it may be called on any thread.
+pub type RulesMaker = std::sync::Arc<dyn Fn() -> Result<Box<dyn Rules>, String> + Send + Sync>;
 
 /// An entry point of the rules, named by what the variant's data says it
 /// is (the `Rules` knows which script function that is).

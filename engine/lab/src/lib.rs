@@ -9,6 +9,7 @@ pub mod bot;
 pub mod differential;
 pub mod fuzz;
 pub mod playout;
+pub mod rating;
 pub mod sim;
 
 pub use rulesmith_core::Game;

@@ -43,6 +43,7 @@ type NativeResult<T> = Result<T, Box<EvalAltResult>>;
 /// implementation of [`Rules`].
 pub struct Interpreter {
     variant: Arc<Variant>,
+    limits: Limits,
     info: Rc<Info>,
     engine: Engine,
     compiled: Compiled,
@@ -75,6 +76,7 @@ impl Interpreter {
         let _ = info.card_scripts.set(cards);
         Ok(Interpreter {
             variant,
+            limits,
             info,
             engine,
             compiled,
@@ -210,6 +212,15 @@ fn reply(entry: &Entry<'_>, v: Dynamic) -> Reply {
 impl Rules for Interpreter {
     fn engine_name(&self) -> &'static str {
         "interpreted"
+    }
+
+    fn maker(&self) -> Option<rulesmith_core::rules::RulesMaker> {
+        let (variant, limits) = (self.variant.clone(), self.limits);
+        Some(Arc::new(move || {
+            Interpreter::new(variant.clone(), limits, false)
+                .map(|i| Box::new(i) as Box<dyn Rules>)
+                .map_err(|e| e.to_string())
+        }))
     }
 
     fn signatures(&self) -> Vec<(String, usize)> {

@@ -811,6 +811,8 @@ pub struct Compiled<C: CompiledRules> {
     counts: RefCell<Counts>,
     tracking: std::cell::Cell<bool>,
     cards: CardTables,
+    /// How to build another of these (set when built by a [`Registration`]).
+    remake: Option<MakeRules>,
 }
 
 impl<C: CompiledRules> Compiled<C> {
@@ -822,6 +824,7 @@ impl<C: CompiledRules> Compiled<C> {
             counts: RefCell::new(Counts::default()),
             tracking: std::cell::Cell::new(false),
             cards: CardTables::default(),
+            remake: None,
         }
     }
 
@@ -951,6 +954,12 @@ impl<C: CompiledRules> Rules for Compiled<C> {
         "compiled"
     }
 
+    fn maker(&self) -> Option<rulesmith_core::rules::RulesMaker> {
+        let make = self.remake?;
+        let (variant, limits) = (self.variant.clone(), self.limits);
+        Some(Arc::new(move || Ok(make(variant.clone(), limits))))
+    }
+
     fn signatures(&self) -> Vec<(String, usize)> {
         self.rules
             .signatures()
@@ -1027,16 +1036,26 @@ impl<C: CompiledRules> Rules for Compiled<C> {
 /// [`Rules`] for a variant whose scripts match the fingerprint.
 pub struct Registration {
     pub fingerprint: &'static str,
-    pub make: fn(Arc<Variant>, Limits) -> Box<dyn Rules>,
+    pub make: MakeRules,
 }
 
+/// Builds compiled rules for a variant under sandbox limits.
+pub type MakeRules = fn(Arc<Variant>, Limits) -> Box<dyn Rules>;
+
 impl Registration {
-    pub fn of<C: CompiledRules + Default>() -> Registration {
+    pub fn of<C: CompiledRules + Default + 'static>() -> Registration {
         Registration {
             fingerprint: C::default().fingerprint(),
-            make: |v, l| Box::new(Compiled::new(C::default(), v, l)),
+            make: make_compiled::<C>,
         }
     }
+}
+
+/// Compiled rules `C` that can make more of themselves ([`Rules::maker`]).
+fn make_compiled<C: CompiledRules + Default + 'static>(variant: Arc<Variant>, limits: Limits) -> Box<dyn Rules> {
+    let mut c = Compiled::new(C::default(), variant, limits);
+    c.remake = Some(make_compiled::<C>);
+    Box::new(c)
 }
 
 #[cfg(test)]

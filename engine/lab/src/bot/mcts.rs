@@ -1,0 +1,703 @@
+//! Information-set Monte Carlo tree search.
+//!
+//! Every iteration plays in one of several worlds drawn from the bot's own
+//! view ([`Game::determinize`]), so the search never peeks. The tree is
+//! keyed by decisions only ("open loop"): chance is sampled afresh on every
+//! iteration by its probabilities, so a node stands for a sequence of
+//! decisions and its statistics average over the dice and cards that may
+//! come. Because the legal actions after a chance event (or in another
+//! world) may differ, a node's edges grow as new actions appear, and an
+//! edge counts how often it was available (ISMCTS's availability counts),
+//! which is what its exploration term is measured against.
+//!
+//! One iteration:
+//! 1. **Selection.** From the root, at each decision, an available edge
+//!    not yet tried is taken first (one at random); otherwise UCB1 on the
+//!    deciding seat's mean reward (max^n for more than two players).
+//! 2. **Expansion.** The first untried edge ends the descent: it is added
+//!    to the tree, one edge per iteration.
+//! 3. **Rollout.** Random decisions (chance by its probabilities) until the
+//!    game ends, or until the turn has passed `depth` times from one seat to
+//!    another; there the variant's `evaluate` scores the state. A variant
+//!    without `evaluate` plays to the end by default, so the search needs
+//!    no hand-written evaluation. Counting seat changes rather than
+//!    decisions lets a rollout reach the opponent's reply however many
+//!    decisions a turn takes.
+//! 4. **Backup.** Every edge of the path adds the rewards (one per seat;
+//!    a finished game's true result, or `tanh(evaluate / scale)`).
+//!
+//! After a secret decision (a `secret` step), what the other seats decide
+//! next cannot depend on it: every secret action of a node leads to one
+//! shared child, so the others' replies are judged against all of them at
+//! once, as they would be at the table, and not as if they had seen it.
+//!
+//! `trees=K` splits the budget over K independent trees (each with its own
+//! worlds and seed) whose root statistics are summed: root parallelism,
+//! reproducible because the split does not depend on how many threads run.
+
+use super::workers::Workers;
+use super::{resolve_chance, worlds, Bot, Budget};
+use rulesmith_core::error::GameError;
+use rulesmith_core::game::Game;
+use rulesmith_core::rng::{self, GameRng};
+use rulesmith_core::state::{Action, Seat, State, ToMove};
+use std::time::Instant;
+
+/// How a leaf is played out before it is scored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rollout {
+    /// Uniformly random decisions.
+    Random,
+    /// No rollout: the leaf itself is scored with `evaluate` (depth 0).
+    None,
+}
+
+/// How far a rollout goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Depth {
+    /// [`MctsConfig::DEFAULT_DEPTH`] moves when the variant has an
+    /// `evaluate`, else to the end.
+    Auto,
+    /// Until the turn passed this many times from one seat to another.
+    Moves(u32),
+    /// To the end of the game.
+    End,
+}
+
+/// The search's settings, as a bot spec's options set them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MctsConfig {
+    pub budget: Budget,
+    pub rollout: Rollout,
+    pub depth: Depth,
+    /// UCB1's exploration constant (rewards lie in -1..=1).
+    pub exploration: f64,
+    /// Worlds drawn per decision when the seat cannot see everything.
+    pub worlds: usize,
+    /// Independent trees the budget is split over (root parallelism).
+    pub trees: usize,
+    /// Threads the trees run on (at most `trees`); the result does not
+    /// depend on it.
+    pub threads: usize,
+}
+
+impl Default for MctsConfig {
+    fn default() -> Self {
+        MctsConfig {
+            budget: Budget::Playouts(MctsConfig::DEFAULT_PLAYOUTS),
+            rollout: Rollout::Random,
+            depth: Depth::Auto,
+            exploration: 1.0,
+            worlds: 8,
+            trees: 1,
+            threads: 1,
+        }
+    }
+}
+
+impl MctsConfig {
+    pub const DEFAULT_PLAYOUTS: u32 = 300;
+    /// Seat changes a rollout plays before `evaluate` scores it, when the
+    /// variant has one.
+    pub const DEFAULT_DEPTH: u32 = 2;
+    /// Decisions a rollout plays at most, whatever its depth: a game that
+    /// goes on longer is scored where it stands.
+    pub const MAX_ROLLOUT: u32 = 5_000;
+
+    /// The settings of a spec's parts after `mcts`: at most one budget (`N`
+    /// or `Nms`), then options `KEY=VALUE`.
+    pub fn parse(parts: &[&str]) -> Result<MctsConfig, String> {
+        let mut config = MctsConfig::default();
+        let mut budget_seen = false;
+        for part in parts {
+            match part.split_once('=') {
+                Some((key, value)) => config.set(key.trim(), value.trim())?,
+                None if !budget_seen => {
+                    budget_seen = true;
+                    config.budget = parse_budget(part)?;
+                }
+                None => return Err(format!("'{part}': the budget is given once; options are KEY=VALUE")),
+            }
+        }
+        Ok(config)
+    }
+
+    /// Sets one option from its text.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        let whole = |what: &str| -> Result<u32, String> {
+            value
+                .parse::<u32>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| format!("{key}={value}: expected {what}"))
+        };
+        match key {
+            "rollout" => {
+                self.rollout = match value {
+                    "random" => Rollout::Random,
+                    "none" => Rollout::None,
+                    _ => return Err(format!("rollout={value}: expected random or none")),
+                }
+            }
+            "depth" => {
+                self.depth = match value {
+                    "end" => Depth::End,
+                    "auto" => Depth::Auto,
+                    _ => Depth::Moves(value.parse().map_err(|_| {
+                        format!("depth={value}: expected a whole number of moves (0 or more), auto or end")
+                    })?),
+                }
+            }
+            "c" => {
+                self.exploration = value
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|c| c.is_finite() && *c >= 0.0)
+                    .ok_or_else(|| format!("c={value}: expected a number 0 or more (the exploration constant)"))?
+            }
+            "worlds" => self.worlds = whole("a whole number of worlds, 1 or more")? as usize,
+            "trees" => self.trees = whole("a whole number of trees, 1 or more")? as usize,
+            "threads" => self.threads = whole("a whole number of threads, 1 or more")? as usize,
+            _ => {
+                return Err(format!(
+                    "unknown option '{key}' (expected rollout, depth, c, worlds, trees or threads)"
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    /// The rollout's depth for `game`: `Auto` resolved, `rollout=none` as 0.
+    fn depth_for(&self, game: &Game) -> Depth {
+        match (self.rollout, self.depth) {
+            (Rollout::None, _) => Depth::Moves(0),
+            (_, Depth::Auto) if game.variant().evaluate.is_some() => Depth::Moves(Self::DEFAULT_DEPTH),
+            (_, Depth::Auto) => Depth::End,
+            (_, d) => d,
+        }
+    }
+}
+
+fn parse_budget(text: &str) -> Result<Budget, String> {
+    let budget = match text.strip_suffix("ms") {
+        Some(ms) => ms
+            .parse::<u64>()
+            .ok()
+            .filter(|m| *m > 0)
+            .map(|m| Budget::Time(std::time::Duration::from_millis(m))),
+        None => text.parse::<u32>().ok().filter(|n| *n > 0).map(Budget::Playouts),
+    };
+    budget.ok_or_else(|| {
+        format!("'{text}': expected a budget N (iterations, 1 or more) or Nms (milliseconds), or an option KEY=VALUE")
+    })
+}
+
+/// The MCTS bot; see the module's documentation.
+pub struct MctsBot {
+    rng: GameRng,
+    config: MctsConfig,
+    name: String,
+    search: Search,
+    /// Threads for `threads=N`, started on first use.
+    workers: Option<Workers>,
+}
+
+impl MctsBot {
+    pub const DEFAULT_PLAYOUTS: u32 = MctsConfig::DEFAULT_PLAYOUTS;
+
+    /// The default search with `budget`.
+    pub fn new(seed: u64, budget: Budget) -> Self {
+        let name = match budget {
+            Budget::Playouts(n) if n == Self::DEFAULT_PLAYOUTS => "mcts".to_string(),
+            Budget::Playouts(n) => format!("mcts:{n}"),
+            Budget::Time(d) => format!("mcts:{}ms", d.as_millis()),
+        };
+        let config = MctsConfig {
+            budget,
+            ..MctsConfig::default()
+        };
+        MctsBot::with_config(seed, config, name)
+    }
+
+    pub fn with_config(seed: u64, config: MctsConfig, name: String) -> Self {
+        MctsBot {
+            rng: rng::seeded(seed),
+            config,
+            name,
+            search: Search::default(),
+            workers: None,
+        }
+    }
+
+    pub fn config(&self) -> &MctsConfig {
+        &self.config
+    }
+
+    /// Root statistics of one decision: per legal action, its visits and its
+    /// summed reward for the seat to move, summed over the trees in tree
+    /// order (so the same whether the trees ran on one thread or many).
+    /// Public for tests and for callers that want the search's judgment,
+    /// not only its choice.
+    pub fn root_statistics(
+        &mut self,
+        game: &Game,
+        state: &State,
+        legal: &[Action],
+    ) -> Result<Vec<(f64, f64)>, GameError> {
+        let ToMove::Decision(me) = state.to_move() else {
+            return Ok(vec![(0.0, 0.0); legal.len()]);
+        };
+        let trees = self.config.trees.max(1);
+        // Each tree's own generator, drawn from the bot's: the same trees
+        // whatever runs them.
+        let base = rng::below(&mut self.rng, u32::MAX) as u64;
+        let seeds: Vec<u64> = (0..trees).map(|t| rng::derive(base, t as u64)).collect();
+        let running = self.config.threads.clamp(1, trees) as u32;
+        let settings = TreeSettings {
+            budget: match self.config.budget {
+                Budget::Playouts(n) => Budget::Playouts((n / trees as u32).max(1)),
+                Budget::Time(d) => Budget::Time(d * running / trees as u32),
+            },
+            depth: self.config.depth_for(game),
+            exploration: self.config.exploration,
+            worlds: self.config.worlds,
+        };
+        let parts = match self.workers(game, running as usize) {
+            Some(workers) => workers.run(game, state, legal, me, &settings, &seeds)?,
+            None => seeds
+                .iter()
+                .map(|&seed| tree_statistics(&mut self.search, game, state, legal, me, &settings, seed))
+                .collect::<Result<Vec<_>, _>>()?,
+        };
+        let mut stats = vec![(0.0, 0.0); legal.len()];
+        for part in parts {
+            for (sum, x) in stats.iter_mut().zip(part) {
+                sum.0 += x.0;
+                sum.1 += x.1;
+            }
+        }
+        Ok(stats)
+    }
+
+    /// The bot's worker threads when `threads` > 1 and the rules can be
+    /// rebuilt on them, started on first use.
+    fn workers(&mut self, game: &Game, threads: usize) -> Option<&Workers> {
+        if threads <= 1 {
+            return None;
+        }
+        if self.workers.is_none() {
+            self.workers = Some(Workers::start(game.forker()?, threads));
+        }
+        self.workers.as_ref()
+    }
+}
+
+/// One tree's search of a decision: per legal action, its visits and
+/// summed reward for `me`.
+pub(super) fn tree_statistics(
+    search: &mut Search,
+    game: &Game,
+    state: &State,
+    legal: &[Action],
+    me: Seat,
+    settings: &TreeSettings,
+    seed: u64,
+) -> Result<Vec<(f64, f64)>, GameError> {
+    let mut tree_rng = rng::seeded(seed);
+    let worlds = worlds(game, state, me, &mut tree_rng, settings.worlds)?;
+    search.run(game, &worlds, legal, settings, &mut tree_rng)?;
+    let tree = &search.tree;
+    Ok(legal
+        .iter()
+        .map(|a| {
+            tree.root_edge(a)
+                .map_or((0.0, 0.0), |e| (tree.edges[e].visits, tree.totals[e * tree.seats + me]))
+        })
+        .collect())
+}
+
+impl Bot for MctsBot {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn choose(&mut self, game: &Game, state: &State, legal: &[Action]) -> Result<usize, GameError> {
+        if legal.len() == 1 || !matches!(state.to_move(), ToMove::Decision(_)) {
+            return Ok(0);
+        }
+        let stats = self.root_statistics(game, state, legal)?;
+        // The most visited action (ties: the better mean, then the first).
+        let mean = |(n, t): (f64, f64)| if n > 0.0 { t / n } else { f64::NEG_INFINITY };
+        let best = (0..legal.len())
+            .max_by(|&x, &y| {
+                stats[x]
+                    .0
+                    .total_cmp(&stats[y].0)
+                    .then(mean(stats[x]).total_cmp(&mean(stats[y])))
+                    .then(y.cmp(&x))
+            })
+            .unwrap_or(0);
+        Ok(best)
+    }
+}
+
+/// One tree's settings for one decision.
+#[derive(Clone, Debug)]
+pub(super) struct TreeSettings {
+    pub budget: Budget,
+    pub depth: Depth,
+    pub exploration: f64,
+    pub worlds: usize,
+}
+
+const NONE: u32 = u32::MAX;
+
+/// The tree of one decision, flat: nodes, and edges kept as a list per
+/// node (`first`, then `next`), with every edge's reward sums, `seats`
+/// numbers per edge. Emptied and refilled every decision; its vectors are
+/// kept, so a warm search allocates little.
+#[derive(Default)]
+struct Tree {
+    nodes: Vec<Node>,
+    edges: Vec<Edge>,
+    totals: Vec<f64>,
+    seats: usize,
+}
+
+struct Node {
+    first: u32,
+    last: u32,
+    /// The child every secret action of this node leads to, once made.
+    shared: u32,
+}
+
+struct Edge {
+    action: Action,
+    /// The node after this action, made the second time the edge is taken.
+    child: u32,
+    next: u32,
+    visits: f64,
+    /// How often this edge was among the legal actions when its node was
+    /// visited: the exploration term's count (ISMCTS).
+    available: f64,
+}
+
+impl Tree {
+    fn reset(&mut self, seats: usize) {
+        self.nodes.clear();
+        self.edges.clear();
+        self.totals.clear();
+        self.seats = seats;
+        self.add_node();
+    }
+
+    fn add_node(&mut self) -> u32 {
+        self.nodes.push(Node {
+            first: NONE,
+            last: NONE,
+            shared: NONE,
+        });
+        (self.nodes.len() - 1) as u32
+    }
+
+    fn add_edge(&mut self, node: u32, action: Action) -> u32 {
+        let e = self.edges.len() as u32;
+        self.edges.push(Edge {
+            action,
+            child: NONE,
+            next: NONE,
+            visits: 0.0,
+            available: 0.0,
+        });
+        self.totals.extend(std::iter::repeat_n(0.0, self.seats));
+        let n = &mut self.nodes[node as usize];
+        if n.last == NONE {
+            n.first = e;
+        } else {
+            self.edges[n.last as usize].next = e;
+        }
+        self.nodes[node as usize].last = e;
+        e
+    }
+
+    fn root_edge(&self, action: &Action) -> Option<usize> {
+        let mut e = self.nodes[0].first;
+        while e != NONE {
+            if self.edges[e as usize].action == *action {
+                return Some(e as usize);
+            }
+            e = self.edges[e as usize].next;
+        }
+        None
+    }
+
+    /// The node's edges for the actions in `legal`, in `available` (new
+    /// edges added for actions not seen there before), each counted as
+    /// available once more.
+    fn available(&mut self, node: u32, legal: &[Action], available: &mut Vec<u32>) {
+        available.clear();
+        // Usually this visit offers exactly the actions of the last, in
+        // order: walk the list alongside.
+        let mut e = self.nodes[node as usize].first;
+        let mut i = 0;
+        while i < legal.len() && e != NONE && self.edges[e as usize].action == legal[i] {
+            available.push(e);
+            e = self.edges[e as usize].next;
+            i += 1;
+        }
+        for a in &legal[i..] {
+            let mut f = self.nodes[node as usize].first;
+            while f != NONE && self.edges[f as usize].action != *a {
+                f = self.edges[f as usize].next;
+            }
+            if f == NONE {
+                f = self.add_edge(node, *a);
+            }
+            available.push(f);
+        }
+        for &e in available.iter() {
+            self.edges[e as usize].available += 1.0;
+        }
+    }
+}
+
+/// The search's working memory, kept between decisions.
+#[derive(Default)]
+pub(super) struct Search {
+    tree: Tree,
+    /// The iteration's copy of its world (`clone_from` reuses allocations).
+    walk: Option<State>,
+    legal: Vec<Action>,
+    available: Vec<u32>,
+    path: Vec<u32>,
+    reward: Vec<f64>,
+}
+
+/// Where an iteration's descent took it.
+enum Reached {
+    /// Scored: `reward` holds every seat's reward, `path` the edges taken.
+    Scored,
+    /// A step failed in this world (a half-changed copy): nothing to learn.
+    Broken,
+}
+
+impl Search {
+    fn run(
+        &mut self,
+        game: &Game,
+        worlds: &[State],
+        root_legal: &[Action],
+        settings: &TreeSettings,
+        rng: &mut GameRng,
+    ) -> Result<(), GameError> {
+        let seats = worlds[0].core.seats;
+        self.tree.reset(seats);
+        let started = Instant::now();
+        let mut iteration: u32 = 0;
+        loop {
+            match settings.budget {
+                Budget::Playouts(n) if iteration >= n => break,
+                Budget::Time(d) if iteration > 0 && started.elapsed() >= d => break,
+                _ => {}
+            }
+            let world = &worlds[iteration as usize % worlds.len()];
+            let mut s = match self.walk.take() {
+                Some(mut s) => {
+                    s.clone_from(world);
+                    s
+                }
+                None => world.clone(),
+            };
+            s.forget_history();
+            iteration += 1;
+            let reached = self.iterate(game, &mut s, root_legal, settings, rng);
+            self.walk = Some(s);
+            if let Reached::Scored = reached? {
+                self.back_up();
+            }
+        }
+        Ok(())
+    }
+
+    fn back_up(&mut self) {
+        let seats = self.tree.seats;
+        for &e in &self.path {
+            let e = e as usize;
+            self.tree.edges[e].visits += 1.0;
+            for (t, r) in self.tree.totals[e * seats..(e + 1) * seats]
+                .iter_mut()
+                .zip(&self.reward)
+            {
+                *t += r;
+            }
+        }
+    }
+
+    /// One iteration on `s`, a copy of one world.
+    fn iterate(
+        &mut self,
+        game: &Game,
+        s: &mut State,
+        root_legal: &[Action],
+        settings: &TreeSettings,
+        rng: &mut GameRng,
+    ) -> Result<Reached, GameError> {
+        self.path.clear();
+        let mut node = 0u32;
+        // The edge just taken and, if its action was secret, who took it:
+        // its child is made once the next decider is known.
+        let mut pending: Option<(u32, Option<Seat>)> = None;
+        loop {
+            if !resolve_chance(game, s, rng) {
+                return Ok(Reached::Broken);
+            }
+            let ToMove::Decision(p) = s.to_move() else { break };
+            if let Some((e, secret_mover)) = pending.take() {
+                node = self.child(node, e, secret_mover.is_some_and(|m| m != p));
+            }
+            if node == 0 {
+                self.legal.clear();
+                self.legal.extend_from_slice(root_legal);
+            } else if game.legal_actions_into(s, &mut self.legal).is_err() {
+                break; // no legal action here: scored as it stands
+            }
+            let secret = game.decision_is_secret(s);
+            self.tree.available(node, &self.legal, &mut self.available);
+            let (e, fresh) = self.select(p, settings.exploration, rng);
+            if game.apply_scratch(s, self.tree.edges[e as usize].action).is_err() {
+                return Ok(Reached::Broken);
+            }
+            self.path.push(e);
+            if fresh {
+                break;
+            }
+            pending = Some((e, secret.then_some(p)));
+        }
+        if !self.rollout(game, s, settings.depth, rng) {
+            return Ok(Reached::Broken);
+        }
+        rewards(game, s, &mut self.reward)?;
+        Ok(Reached::Scored)
+    }
+
+    /// The child node of edge `e` out of `node`, made if need be; secret
+    /// actions followed by another seat's decision share one.
+    fn child(&mut self, node: u32, e: u32, shared: bool) -> u32 {
+        let existing = self.tree.edges[e as usize].child;
+        if existing != NONE {
+            return existing;
+        }
+        let child = if shared {
+            match self.tree.nodes[node as usize].shared {
+                NONE => {
+                    let c = self.tree.add_node();
+                    self.tree.nodes[node as usize].shared = c;
+                    c
+                }
+                c => c,
+            }
+        } else {
+            self.tree.add_node()
+        };
+        self.tree.edges[e as usize].child = child;
+        child
+    }
+
+    /// The edge to take among `self.available`, for seat `p`: an untried
+    /// one first (at random), else the best by UCB1. True when untried.
+    fn select(&self, p: Seat, exploration: f64, rng: &mut GameRng) -> (u32, bool) {
+        let tree = &self.tree;
+        let untried = self
+            .available
+            .iter()
+            .filter(|&&e| tree.edges[e as usize].visits == 0.0)
+            .count();
+        if untried > 0 {
+            let k = rng::below(rng, untried as u32) as usize;
+            let e = self
+                .available
+                .iter()
+                .copied()
+                .filter(|&e| tree.edges[e as usize].visits == 0.0)
+                .nth(k)
+                .expect("k counts the untried edges");
+            return (e, true);
+        }
+        let mut best = self.available[0];
+        let mut best_score = f64::NEG_INFINITY;
+        for &e in &self.available {
+            let edge = &tree.edges[e as usize];
+            let mean = tree.totals[e as usize * tree.seats + p] / edge.visits;
+            let score = mean + exploration * (edge.available.ln() / edge.visits).sqrt();
+            if score > best_score {
+                best_score = score;
+                best = e;
+            }
+        }
+        (best, false)
+    }
+
+    /// Random decisions from `s` until the end, or until the turn passed
+    /// `depth` times between seats. False when a step failed.
+    fn rollout(&mut self, game: &Game, s: &mut State, depth: Depth, rng: &mut GameRng) -> bool {
+        let limit = match depth {
+            Depth::Moves(m) => m,
+            Depth::End | Depth::Auto => u32::MAX,
+        };
+        let mut last: Option<Seat> = None;
+        let mut moves = 0;
+        let mut decisions = 0;
+        loop {
+            if !resolve_chance(game, s, rng) {
+                return false;
+            }
+            let ToMove::Decision(p) = s.to_move() else {
+                return true;
+            };
+            if last.is_some_and(|l| l != p) {
+                moves += 1;
+            }
+            last = Some(p);
+            if moves >= limit || decisions >= MctsConfig::MAX_ROLLOUT {
+                return true;
+            }
+            decisions += 1;
+            let mut picked = false;
+            let stepped = game.pick_and_apply_scratch(s, |n| rng::below(rng, n as u32) as usize, |_, _| picked = true);
+            match (stepped, picked) {
+                (Ok(()), _) => {}
+                // No legal action to pick: scored as it stands.
+                (Err(_), false) => return true,
+                (Err(_), true) => return false,
+            }
+        }
+    }
+}
+
+/// Every seat's reward for `s`, in -1..=1, written into `out`: a finished
+/// game's result, else the variant's `evaluate` squashed with
+/// `tanh(value / evaluate_scale)` (0 without one). With two seats the
+/// evaluation is taken as zero-sum (one script call) unless the variant
+/// says its `evaluate` is not (`[output] evaluate_zero_sum = false`).
+fn rewards(game: &Game, s: &State, out: &mut Vec<f64>) -> Result<(), GameError> {
+    out.clear();
+    if s.is_terminal() {
+        out.extend(s.returns());
+        return Ok(());
+    }
+    let variant = game.variant();
+    if variant.evaluate.is_none() {
+        out.extend(std::iter::repeat_n(0.0, s.core.seats));
+        return Ok(());
+    }
+    let value = |p: Seat| game.evaluate(s, p).map(|v| (v / variant.evaluate_scale).tanh());
+    if s.core.seats == 2 && variant.evaluate_zero_sum {
+        let v = value(0)?;
+        out.extend([v, -v]);
+        return Ok(());
+    }
+    for p in 0..s.core.seats {
+        out.push(value(p)?);
+    }
+    Ok(())
+}

@@ -1,0 +1,245 @@
+//! The search bot on small games of its own with no `evaluate`: forced
+//! wins found, losses blocked, reproducible choices, bot specs checked;
+//! and `rulesmith ladder`'s ratings, sharding and reports.
+
+mod common;
+
+use common::{root, rulesmith};
+use rulesmith_core::{rng, Game, State, ToMove, Variant};
+use rulesmith_lab::bot::{self, Bot, MctsBot, MctsConfig};
+
+fn test_game(name: &str) -> Game {
+    let path = root().join("tests").join("bots").join(name);
+    rulesmith_rhai::interpreted(Variant::load(path).unwrap_or_else(|e| panic!("{e}"))).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The state after `moves` (action texts) from a new two-player game.
+fn position(g: &Game, moves: &[&str]) -> State {
+    let mut s = g.new_game(2).unwrap();
+    for m in moves {
+        let a = g.parse_action(m).unwrap_or_else(|| panic!("'{m}' is no action"));
+        g.apply_action(&mut s, a).unwrap();
+    }
+    s
+}
+
+/// The action text `spec` plays in `s`.
+fn choice(g: &Game, s: &State, spec: &str, seed: u64) -> String {
+    let legal = g.legal_actions(s).unwrap();
+    let i = bot::from_spec(spec, seed).unwrap().choose(g, s, &legal).unwrap();
+    g.action_text(&legal[i])
+}
+
+#[test]
+fn mcts_without_evaluate_takes_a_win_in_one_and_blocks_a_loss_in_one() {
+    let g = test_game("tic-tac-toe");
+    assert!(g.variant().evaluate.is_none(), "the point: no evaluate to lean on");
+    for seed in 0..5 {
+        // X on 1 and 2, O on 4 and 5: X wins at 3 (and loses at 6 if not).
+        let win = position(&g, &["mark 1", "mark 4", "mark 2", "mark 5"]);
+        assert_eq!(choice(&g, &win, "mcts:300", seed), "mark 3", "seed {seed}");
+        // X on 1 and 5: O must take 9.
+        let block = position(&g, &["mark 1", "mark 2", "mark 5"]);
+        assert_eq!(choice(&g, &block, "mcts:300", seed), "mark 9", "seed {seed}");
+    }
+}
+
+#[test]
+fn mcts_finds_a_forced_win_three_plies_deep() {
+    // P1 holds columns 3 and 4 of the bottom row, P2 the cells above
+    // them. Dropping in 2 or 5 makes an open three that P2 can block at
+    // one end only; any other move lets P2 take one of those cells.
+    let g = test_game("connect-four");
+    let s = position(&g, &["drop 3", "drop 3", "drop 4", "drop 4"]);
+    for seed in 0..4 {
+        let c = choice(&g, &s, "mcts:2000", seed);
+        assert!(c == "drop 2" || c == "drop 5", "seed {seed}: {c}");
+    }
+}
+
+#[test]
+fn mcts_never_loses_tic_tac_toe_to_random_play() {
+    let g = test_game("tic-tac-toe");
+    for game in 0..16u64 {
+        let mcts_seat = (game % 2) as usize;
+        let mut bots: Vec<Box<dyn Bot>> = vec![
+            bot::from_spec("random", rng::derive(game, 1)).unwrap(),
+            bot::from_spec("mcts:400", rng::derive(game, 2)).unwrap(),
+        ];
+        if mcts_seat == 0 {
+            bots.swap(0, 1);
+        }
+        let mut s = g.new_game(2).unwrap();
+        while let ToMove::Decision(p) = s.to_move() {
+            let legal = g.legal_actions(&s).unwrap();
+            let i = bots[p].choose(&g, &s, &legal).unwrap();
+            g.apply_action(&mut s, legal[i]).unwrap();
+        }
+        assert!(
+            s.returns()[mcts_seat] >= 0.0,
+            "game {game}: mcts (P{}) lost",
+            mcts_seat + 1
+        );
+    }
+}
+
+#[test]
+fn a_decision_is_reproducible_from_its_seed_and_split_trees_agree_in_strength() {
+    let g = test_game("connect-four");
+    let s = position(&g, &["drop 4", "drop 4", "drop 3"]);
+    let legal = g.legal_actions(&s).unwrap();
+    let stats = |spec: &str, seed: u64| {
+        let parts: Vec<&str> = spec.split(':').skip(1).collect();
+        let config = MctsConfig::parse(&parts).unwrap();
+        MctsBot::with_config(seed, config, spec.into())
+            .root_statistics(&g, &s, &legal)
+            .unwrap()
+    };
+    assert_eq!(stats("mcts:500", 9), stats("mcts:500", 9));
+    assert_ne!(stats("mcts:500", 9), stats("mcts:500", 10), "the seed matters");
+    // Four trees of 125 iterations: the same total, reproducible too.
+    let split = stats("mcts:500:trees=4", 9);
+    assert_eq!(split, stats("mcts:500:trees=4", 9));
+    // The same trees on two threads (each with a game of its own, the
+    // position sent as saved JSON): the same statistics, bit for bit.
+    assert_eq!(split, stats("mcts:500:trees=4:threads=2", 9));
+    let visits: f64 = split.iter().map(|x| x.0).sum();
+    assert_eq!(visits, 500.0);
+    // P2 must block at 2 or 5 (P1 threatens an open three).
+    let best = (0..legal.len())
+        .max_by(|&a, &b| split[a].0.total_cmp(&split[b].0))
+        .unwrap();
+    let text = g.action_text(&legal[best]);
+    assert!(text == "drop 2" || text == "drop 5", "{text}");
+}
+
+#[test]
+fn bot_specs_are_checked_with_a_reason() {
+    for (spec, want) in [
+        ("mcts:0", "expected a budget"),
+        (
+            "mcts:10:rollout=greedyish",
+            "rollout=greedyish: expected random or none",
+        ),
+        ("mcts:10:depth=-1", "depth=-1"),
+        ("mcts:10:c=abc", "c=abc"),
+        ("mcts:10:worlds=0", "worlds=0"),
+        ("mcts:10:threads=0", "threads=0"),
+        ("mcts:10:colour=red", "unknown option 'colour'"),
+        ("mcts:10:20", "the budget is given once"),
+        ("greedy:5", "greedy takes no budget"),
+        ("smart", "unknown bot 'smart'"),
+    ] {
+        let e = bot::from_spec(spec, 0)
+            .err()
+            .unwrap_or_else(|| panic!("{spec} was accepted"));
+        assert!(e.contains(want), "{spec}: {e}");
+    }
+    for spec in [
+        "mcts",
+        "mcts:50",
+        "mcts:20ms",
+        "mcts:rollout=none",
+        "mcts:100:depth=end:c=1.4:worlds=4:trees=2:threads=2",
+    ] {
+        assert!(bot::from_spec(spec, 0).is_ok(), "{spec}");
+    }
+}
+
+fn json(o: &std::process::Output) -> serde_json::Value {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[test]
+fn a_ladder_rates_the_search_above_random_the_same_on_any_threads_and_shards() {
+    let args = |extra: &[&str]| {
+        let mut a = vec![
+            "ladder",
+            "tests/bots/tic-tac-toe",
+            "--engine",
+            "interpreted",
+            "--bots",
+            "random,mcts:150",
+            "--games",
+            "12",
+            "--json",
+        ];
+        a.extend_from_slice(extra);
+        rulesmith(&a)
+    };
+    let one = json(&args(&["--jobs", "1"]));
+    let two = json(&args(&["--jobs", "2"]));
+    assert_eq!(one, two, "the ratings do not depend on --jobs");
+    let r = &one["ratings"];
+    assert_eq!(r[0]["name"], "random");
+    assert_eq!(r[0]["elo"], 0.0);
+    assert!(r[1]["elo"].as_f64().unwrap() > 150.0, "{r}");
+    assert!(r[1]["score"].as_f64().unwrap() > 0.75, "{r}");
+    assert_eq!(one["pairs"][0]["games"], 12.0);
+    assert_eq!(one["skill_depth"]["strongest"], "mcts:150");
+
+    // Two shards merged: exactly the whole ladder.
+    let dir = std::env::temp_dir().join(format!("rulesmith-ladder-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut files = Vec::new();
+    for i in 1..=2 {
+        let o = args(&["--shard", &format!("{i}/2")]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let f = dir.join(format!("part{i}.json"));
+        std::fs::write(&f, &o.stdout).unwrap();
+        files.push(f.display().to_string());
+    }
+    let report = dir.join("ladder.html");
+    let report_arg = report.display().to_string();
+    let merged = json(&rulesmith(&[
+        "merge",
+        &files[0],
+        &files[1],
+        "--json",
+        "--report",
+        &report_arg,
+    ]));
+    assert_eq!(merged, one);
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(
+        html.contains("<svg") && html.contains("mcts:150") && html.contains("skill depth"),
+        "{html}"
+    );
+    // A shard missing: said, not silently merged.
+    let o = rulesmith(&["merge", &files[0]]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("shard 2/2 is missing"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_ladder_refuses_what_it_cannot_rate() {
+    for (args, want) in [
+        (vec!["--bots", "random"], "at least two bots"),
+        (vec!["--bots", "random,random"], "listed twice"),
+        (vec!["--bots", "random,mcts:zero"], "bot 'mcts:zero'"),
+        (
+            vec!["--bots", "random,greedy", "--report", "no/such/dir/l.html"],
+            "does not exist",
+        ),
+    ] {
+        let mut a = vec!["ladder", "tests/bots/tic-tac-toe", "--engine", "interpreted"];
+        a.extend(args.iter());
+        let o = rulesmith(&a);
+        assert_eq!(o.status.code(), Some(2), "{a:?}");
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(e.contains(want), "{a:?}: {e}");
+    }
+    let o = rulesmith(&[
+        "ladder",
+        "variants/sirius-multiplayer",
+        "--engine",
+        "interpreted",
+        "--bots",
+        "random,greedy",
+    ]);
+    // sirius-multiplayer takes 3 to 6 players: no head-to-head games.
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("two players a game"));
+}
