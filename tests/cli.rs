@@ -258,7 +258,7 @@ fn play(args: &[&str], input: &str) -> (bool, String) {
 fn play_explains_the_board_with_the_variant_legend_at_start_and_on_help() {
     let (ok, text) = play(&["variants/sirius-basic", "--seed", "3"], "help\nquit\n");
     assert!(ok, "{text}");
-    assert_eq!(text.matches("B6 = bow 6").count(), 2, "{text}");
+    assert_eq!(text.matches("b:6 = bow 6").count(), 2, "{text}");
     assert!(text.contains("* for the player whose turn it is"), "{text}");
 }
 
