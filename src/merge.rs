@@ -148,7 +148,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             check_complete(&shards)?;
             let summary = Summary::of_tally(&tally, &s0.counters);
             if let Some(path) = &args.report {
-                simulate::write_report(path, &s0.run, &s0.title, &summary)?;
+                simulate::write_report(path, &s0.run, &s0.title, &summary, None)?;
             }
             simulate::print_simulation(&s0.run, &s0.title, &summary, args.json, None);
             Ok(())

@@ -66,6 +66,10 @@ struct Table {
     /// Bot decisions since a human last decided, and their bound.
     bot_run: u64,
     max_bot_run: u64,
+    /// The seat of the last decision, and of the last human one (hot-seat
+    /// hand-overs, redrawing after the others moved).
+    last_decider: Option<usize>,
+    last_human: Option<usize>,
 }
 
 /// Up to this many actions are listed one per line; more are grouped by kind.
@@ -125,6 +129,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
         untold: Vec::new(),
         bot_run: 0,
         max_bot_run: args.max_decisions,
+        last_decider: None,
+        last_human: None,
     };
     crate::outln!("{} - {} players, seed {seed}", table.game.variant().title, n);
     let seats: Vec<String> = (0..n)
@@ -160,17 +166,58 @@ impl Table {
                 ToMove::Chance => self.chance_step()?,
                 ToMove::Decision(seat) if !self.humans[seat] => self.bot_step(seat)?,
                 ToMove::Decision(seat) => {
+                    if self.hands_over_to(seat) {
+                        if !self.hand_over(seat, input)? {
+                            return Ok(());
+                        }
+                        shown_turn = None;
+                    }
                     let view = (self.state.core.turn, self.state.core.step, seat);
-                    if shown_turn != Some(view) {
+                    if shown_turn != Some(view) || self.others_decided_since(seat) {
                         self.show(Some(seat));
                         shown_turn = Some(view);
                     }
                     if !self.human_step(seat, input)? {
                         return Ok(());
                     }
+                    self.last_human = Some(seat);
                 }
             }
         }
+    }
+
+    /// Several humans share this terminal and another one decided last:
+    /// the screen must be handed over before `seat` sees its own board.
+    fn hands_over_to(&self, seat: usize) -> bool {
+        self.humans.iter().filter(|h| **h).count() > 1 && self.last_human.is_some_and(|h| h != seat)
+    }
+
+    /// Clears the screen (what the last seat saw, its secrets included)
+    /// and waits for the next seat's player to press Enter; false when the
+    /// input ends or the player quits.
+    fn hand_over(&self, seat: usize, input: &mut impl BufRead) -> Result<bool, Failure> {
+        // ANSI: clear the screen and the scrollback, cursor home.
+        crate::out!("\x1b[2J\x1b[3J\x1b[H");
+        crate::out!(
+            "P{} to play: pass the terminal to P{}, then press Enter ",
+            seat + 1,
+            seat + 1
+        );
+        let _ = std::io::stdout().flush();
+        let mut line = String::new();
+        if input.read_line(&mut line).map_err(Self::fail)? == 0 {
+            crate::outln!();
+            return Ok(false);
+        }
+        crate::outln!();
+        Ok(!matches!(line.trim(), "quit" | "exit"))
+    }
+
+    /// Another seat decided since `seat`'s last decision, so the board it
+    /// last saw is out of date (a setup where seats alternate on one step,
+    /// a bot's reply).
+    fn others_decided_since(&self, seat: usize) -> bool {
+        self.last_decider.is_some_and(|d| d != seat)
     }
 
     fn fail(e: impl std::fmt::Display) -> Failure {
@@ -228,6 +275,7 @@ impl Table {
         self.tell_untold();
         let text = self.game.action_text(&a);
         self.record.decision(seat, text);
+        self.last_decider = Some(seat);
         // A bot's look-ahead narrates too: only this apply is told.
         self.game.take_narration();
         self.game.apply_trusted(&mut self.state, a).map_err(Self::fail)?;
@@ -391,6 +439,7 @@ impl Table {
             Some(a) if legal.contains(&a) => return Some(Ok(a)),
             Some(a) => {
                 crate::outln!("  '{}' is not legal now", self.game.action_text(&a));
+                self.tell_nearest_legal(&a, legal);
                 return None;
             }
             None => {}
@@ -408,6 +457,39 @@ impl Table {
             crate::outln!("  {} actions start with '{line}': choose one", starting.len());
         }
         Some(several(starting))
+    }
+
+    /// Why an action of the game is refused, as far as the legal list can
+    /// say: the legal actions of its kind that share the most leading words
+    /// with it (a fighter's legal moves when one of its moves is refused),
+    /// or that no action of its kind is legal now.
+    fn tell_nearest_legal(&self, refused: &Action, legal: &[Action]) {
+        const SHOWN: usize = 8;
+        let text = self.game.action_text(refused);
+        let words: Vec<&str> = text.split_whitespace().collect();
+        let same_kind: Vec<String> = legal
+            .iter()
+            .filter(|a| a.kind == refused.kind)
+            .map(|a| self.game.action_text(a))
+            .collect();
+        if same_kind.is_empty() {
+            crate::outln!("  (no '{}' action is legal now)", words.first().copied().unwrap_or(""));
+            return;
+        }
+        let shared = |t: &String| t.split_whitespace().zip(&words).take_while(|(a, b)| a == *b).count();
+        let best = same_kind.iter().map(shared).max().unwrap_or(0);
+        let nearest: Vec<&String> = same_kind.iter().filter(|t| shared(*t) == best).collect();
+        let more = nearest.len().saturating_sub(SHOWN);
+        let shown: Vec<&str> = nearest.iter().take(SHOWN).map(|t| t.as_str()).collect();
+        crate::outln!(
+            "  legal now instead: {}{}",
+            shown.join(" | "),
+            if more > 0 {
+                format!(" (and {more} more)")
+            } else {
+                String::new()
+            }
+        );
     }
 
     /// The first choices: every action when there are few, else the kinds.

@@ -6,6 +6,7 @@
 //! a plotting crate would bring fonts and features this does not need.
 
 use rulesmith_lab::sim::{Distribution, Rate, Summary};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 pub struct ReportInput<'a> {
@@ -15,6 +16,44 @@ pub struct ReportInput<'a> {
     /// The parameter overrides in force (`KEY=VALUE`).
     pub sets: &'a [String],
     pub summary: &'a Summary,
+    /// The game records written beside the report (`simulate --records`).
+    pub records: Option<&'a RecordLinks>,
+}
+
+/// Per label, per value, the first games that ended with it: their numbers
+/// (1-based) and their records' file names.
+pub type LabelExamples = BTreeMap<String, BTreeMap<String, Vec<(u64, String)>>>;
+
+/// What the report links to in a folder of game records.
+pub struct RecordLinks {
+    /// The folder, as a link from the report's own folder.
+    pub href: String,
+    pub examples: LabelExamples,
+}
+
+/// Games linked per label value.
+pub const EXAMPLES: usize = 3;
+
+/// A link to a file in a records folder.
+fn record_link(links: &RecordLinks, game: u64, file: &str) -> String {
+    format!("<a href=\"{}/{}\">game {game}</a>", esc(&links.href), esc(file))
+}
+
+/// Links to the first games that gave `label` each of its values.
+fn label_examples(body: &mut String, links: &RecordLinks, label: &str) {
+    let Some(values) = links.examples.get(label) else {
+        return;
+    };
+    body.push_str("<p class=\"games\">Game records: ");
+    let parts: Vec<String> = values
+        .iter()
+        .map(|(value, games)| {
+            let games: Vec<String> = games.iter().map(|(n, f)| record_link(links, *n, f)).collect();
+            format!("<em>{}</em>: {}", esc(value), games.join(", "))
+        })
+        .collect();
+    body.push_str(&parts.join("; "));
+    body.push_str("</p>");
 }
 
 /// Escapes text for HTML.
@@ -237,6 +276,17 @@ fn card_table(body: &mut String, s: &Summary, label: &str) {
     body.push_str("</table>");
 }
 
+/// What a label's bars are a share of: the games that gave the label a
+/// value (one value per game), out of all the games.
+fn label_share_text(total: u64, games: u64) -> String {
+    let of = if total == games {
+        format!("all {games} games")
+    } else {
+        format!("the {total} games that gave this label a value ({games} games in all)")
+    };
+    format!("Bars: the share of {of} that ended with each value; whiskers: 95% confidence interval.")
+}
+
 pub fn html(input: &ReportInput) -> String {
     let s = input.summary;
     let mut body = String::new();
@@ -249,6 +299,13 @@ pub fn html(input: &ReportInput) -> String {
         esc(input.command),
         esc(&crate::simulate::sets_text(input.sets))
     );
+    if let Some(links) = input.records {
+        let _ = write!(
+            body,
+            "<p class=\"meta\">game records: <a href=\"{0}/\">{0}/</a> (open one with <code>rulesmith view</code>); each label below links its first games of every value</p>",
+            esc(&links.href)
+        );
+    }
     let _ = write!(
         body,
         "<table class=\"key\"><tr><th>draws</th><td>{} [{}, {}]</td></tr><tr><th>decisiveness</th><td>{}</td></tr>\
@@ -284,6 +341,12 @@ pub fn html(input: &ReportInput) -> String {
         rate_chart(&seats, fair)
     );
     let _ = write!(body, "<h2>Win rate per bot</h2>{}", rate_chart(&bots, fair));
+    let bot_seats: Vec<(String, Rate)> = s.bot_seats.iter().map(|b| (b.bot.clone(), b.wins)).collect();
+    let _ = write!(
+        body,
+        "<h2>Win rate per bot and seat</h2><p>Each bot at each seat it played: the games it played there and the share it won, so that a seat's advantage and a bot's strength are not mixed up.</p>{}",
+        rate_chart(&bot_seats, fair)
+    );
     let _ = write!(
         body,
         "<h2>Game length</h2><h3>Turns</h3>{}",
@@ -309,7 +372,16 @@ pub fn html(input: &ReportInput) -> String {
     for (label, values) in &s.labels {
         let total: u64 = values.values().sum();
         let rows: Vec<(String, Rate)> = values.iter().map(|(v, n)| (v.clone(), Rate::new(*n, total))).collect();
-        let _ = write!(body, "<h2>{}</h2>{}", esc(label), rate_chart(&rows, None));
+        let _ = write!(
+            body,
+            "<h2>{}</h2><p>{}</p>{}",
+            esc(label),
+            label_share_text(total, s.games),
+            rate_chart(&rows, None)
+        );
+        if let Some(links) = input.records {
+            label_examples(&mut body, links, label);
+        }
         card_table(&mut body, s, label);
     }
     format!(

@@ -14,6 +14,7 @@
 //! index are always in the same shard.
 
 use crate::common::{load_game, players, report_failure, BoundArgs, FailedGame, VariantArgs};
+use crate::report::{LabelExamples, RecordLinks};
 use crate::rows::{Columns, Rows};
 use crate::Failure;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -357,13 +358,15 @@ pub struct SimulateShard {
 }
 
 /// Plays the games at `range` and counts them, writing each game's row
-/// and record as it comes.
+/// and record as it comes. With records, also the first games of every
+/// label value (for the report's links).
 fn simulate_games(
     plan: &Plan,
     run: &RunArgs,
     range: std::ops::Range<u64>,
     records: Option<&Path>,
-) -> Result<Tally, Failure> {
+) -> Result<(Tally, LabelExamples), Failure> {
+    let mut examples = LabelExamples::new();
     let pool = pool(run)?;
     let bar = progress(run, range.end - range.start, "");
     let mut tally = Tally::new(plan.players, plan.counters());
@@ -383,6 +386,7 @@ fn simulate_games(
             }
             if let Some(dir) = records {
                 write_record(dir, plan, run.games, r)?;
+                keep_example(&mut examples, run.games, r);
             }
         }
     }
@@ -390,7 +394,57 @@ fn simulate_games(
         b.finish_and_clear();
     }
     rows.map_or(Ok(()), Rows::finish)?;
-    Ok(tally)
+    Ok((tally, examples))
+}
+
+/// Notes game `r` among the first games of each of its label values.
+fn keep_example(examples: &mut LabelExamples, games: u64, r: &GameResult) {
+    for (label, value) in &r.labels {
+        let kept = examples
+            .entry(label.clone())
+            .or_default()
+            .entry(value.clone())
+            .or_default();
+        kept.push((r.index + 1, record_file_name(games, r.index)));
+        kept.sort();
+        kept.truncate(crate::report::EXAMPLES);
+    }
+}
+
+/// `to` (a folder) as a link from the folder of the file `from`: relative
+/// when both can be resolved, so that the two can be moved together.
+fn link_from(from: &Path, to: &Path) -> String {
+    let base = from
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let (Ok(base), Ok(to_abs)) = (base.canonicalize(), to.canonicalize()) else {
+        return to.display().to_string().replace('\\', "/");
+    };
+    let common = base
+        .components()
+        .zip(to_abs.components())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let mut parts: Vec<String> = base.components().skip(common).map(|_| "..".to_string()).collect();
+    parts.extend(
+        to_abs
+            .components()
+            .skip(common)
+            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
+    );
+    if parts.is_empty() {
+        ".".to_string()
+    } else {
+        parts.join("/")
+    }
+}
+
+/// The file a game's record is written to in a records folder: its number,
+/// zero-padded to the width of the run's game count (at least 4).
+fn record_file_name(games: u64, index: u64) -> String {
+    let width = games.to_string().len().max(4);
+    format!("game-{:0width$}.record", index + 1)
 }
 
 /// Prints a simulation's result: the JSON object (the same bytes for a
@@ -422,8 +476,15 @@ pub fn print_simulation(run: &SimulateRun, title: &str, summary: &Summary, json:
     print_summary(summary);
 }
 
-/// Writes the self-contained HTML report of a simulation.
-pub fn write_report(path: &Path, run: &SimulateRun, title: &str, summary: &Summary) -> Result<(), Failure> {
+/// Writes the self-contained HTML report of a simulation (linking the game
+/// records, when they were written).
+pub fn write_report(
+    path: &Path,
+    run: &SimulateRun,
+    title: &str,
+    summary: &Summary,
+    records: Option<&RecordLinks>,
+) -> Result<(), Failure> {
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let html = crate::report::html(&crate::report::ReportInput {
         title,
@@ -431,6 +492,7 @@ pub fn write_report(path: &Path, run: &SimulateRun, title: &str, summary: &Summa
         command: &command,
         sets: &run.set,
         summary,
+        records,
     });
     std::fs::write(path, html).map_err(|e| Failure::input(format!("{}: cannot write report: {e}", path.display())))
 }
@@ -453,7 +515,7 @@ pub fn simulate(args: SimulateArgs) -> Result<(), Failure> {
     };
     let range = args.run.shard.map_or(0..args.run.games, |s| s.range(args.run.games));
     let start = Instant::now();
-    let tally = simulate_games(&plan, &args.run, range, args.records.as_deref())?;
+    let (tally, examples) = simulate_games(&plan, &args.run, range, args.records.as_deref())?;
     let seconds = start.elapsed().as_secs_f64();
     if let Some(shard) = args.run.shard {
         let part = SimulateShard {
@@ -468,7 +530,11 @@ pub fn simulate(args: SimulateArgs) -> Result<(), Failure> {
     }
     let summary = Summary::of_tally(&tally, &plan.variant.stats);
     if let Some(path) = &args.report {
-        write_report(path, &run, &plan.variant.title, &summary)?;
+        let links = args.records.as_deref().map(|dir| RecordLinks {
+            href: link_from(path, dir),
+            examples,
+        });
+        write_report(path, &run, &plan.variant.title, &summary, links.as_ref())?;
     }
     print_simulation(&run, &plan.variant.title, &summary, args.run.json, Some(seconds));
     if !args.run.json {
@@ -487,7 +553,6 @@ pub fn simulate(args: SimulateArgs) -> Result<(), Failure> {
 
 fn write_record(dir: &Path, plan: &Plan, games: u64, r: &GameResult) -> Result<(), Failure> {
     let Some(record) = &r.record else { return Ok(()) };
-    let width = games.to_string().len().max(4);
     let mut header = vec![
         format!(
             "{} - game {} of a simulation, seed {}",
@@ -499,7 +564,7 @@ fn write_record(dir: &Path, plan: &Plan, games: u64, r: &GameResult) -> Result<(
         format!("players: {}", plan.players),
     ];
     header.extend(plan.sets.iter().map(|s| format!("set: {s}")));
-    let path = dir.join(format!("game-{:0width$}.record", r.index + 1));
+    let path = dir.join(record_file_name(games, r.index));
     std::fs::write(&path, record.to_text(&header)).map_err(|e| Failure::input(format!("{}: {e}", path.display())))
 }
 

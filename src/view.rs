@@ -55,6 +55,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         "players": rg.players,
         "sets": rg.sets,
         "notes": notes,
+        "legend": variant.legend.as_deref().map(str::trim_end),
         "frames": frames,
     });
     let html = page(&data);
@@ -78,7 +79,7 @@ fn frames(game: &Game, players: usize, text: &str, file: &Path) -> Result<Vec<Va
         .new_game(players)
         .map_err(|e| Failure::input(format!("{}:1: cannot start the game: {e}", file.display())))?;
     let located = |line: usize, e: &dyn std::fmt::Display| Failure::input(format!("{}:{line}: {e}", file.display()));
-    let mut out = vec![frame(game, &state, 0, 0, None, None).map_err(|e| located(1, &e))?];
+    let mut out = vec![frame(game, &state, 0, 0, None, None, Vec::new()).map_err(|e| located(1, &e))?];
     let mut decisions = 0;
     let mut last_line = 0;
     for (i, raw) in text.lines().enumerate() {
@@ -100,7 +101,9 @@ fn frames(game: &Game, players: usize, text: &str, file: &Path) -> Result<Vec<Va
             ) => Some(*s),
             _ => None,
         };
-        record::apply_line(game, &mut state, &line, file).map_err(|e| Failure::input(e.to_string()))?;
+        let told = told_while(game, || {
+            record::apply_line(game, &mut state, &line, file).map_err(|e| Failure::input(e.to_string()))
+        })?;
         let (text, seat) = match &line.entry {
             Entry::Decision { seat, action } => {
                 decisions += 1;
@@ -115,6 +118,7 @@ fn frames(game: &Game, players: usize, text: &str, file: &Path) -> Result<Vec<Va
             decisions,
             Some((line.number, text, seat)),
             secret_to,
+            told,
         )
         .map_err(|e| located(line.number, &e))?;
         out.push(f);
@@ -132,7 +136,20 @@ fn frames(game: &Game, players: usize, text: &str, file: &Path) -> Result<Vec<Va
     Ok(out)
 }
 
-/// One frame: the state reached after `entry` (line number, text, seat).
+/// Runs `apply` on a watched game and returns what the rules narrated (the
+/// dice and what they did, as `rulesmith play` tells them). The game is
+/// unwatched again before the frame is drawn, so that boards stay the plain
+/// picture (a watched render may label the mover's slots for `play`).
+fn told_while(game: &Game, apply: impl FnOnce() -> Result<(), Failure>) -> Result<Vec<String>, Failure> {
+    game.set_watched(true);
+    let applied = apply();
+    let told = game.take_narration();
+    game.set_watched(false);
+    applied.map(|()| told)
+}
+
+/// One frame: the state reached after `entry` (line number, text, seat),
+/// with what the rules narrated on the way (`told`).
 fn frame(
     game: &Game,
     state: &State,
@@ -140,6 +157,7 @@ fn frame(
     decision: usize,
     entry: Option<(usize, String, Option<usize>)>,
     secret_to: Option<usize>,
+    told: Vec<String>,
 ) -> Result<Value, rulesmith_core::GameError> {
     let (legal, mover) = match state.to_move() {
         ToMove::Decision(s) => (game.texts(&game.legal_actions(state)?), Some(s)),
@@ -163,6 +181,7 @@ fn frame(
         "action": action,
         "seat": seat.map(|s| format!("P{}", s + 1)),
         "secret_to": secret_to,
+        "told": told,
         "turn": state.core.turn,
         "phase": game.step_name(state),
         "to_move": game.decision_expectation(state),
@@ -216,7 +235,11 @@ h2 { font-size: 1em; margin: .8em 0 .3em 0; }
 #position { margin-left: 1em; }
 #jump { width: 5em; }
 #jump-error { color: #a00; }
-#main { display: grid; grid-template-columns: minmax(20em, 1fr) minmax(16em, 1fr); gap: 1em; margin-top: .8em; }
+/* The board's column is as wide as the board needs, up to what the summary's
+   column leaves; only a board wider than that scrolls. */
+#main { display: grid; grid-template-columns: fit-content(calc(100% - 18em)) minmax(16em, 1fr); gap: 1em; margin-top: .8em; }
+#legend { font-size: .85em; }
+#told { font-family: ui-monospace, monospace; font-size: .9em; margin: .3em 0; padding-left: 1.5em; }
 pre { background: #fff; border: 1px solid #ccc; padding: .5em; overflow: auto; margin: 0; }
 #board { font-size: 1.05em; line-height: 1.2; }
 #summary { max-height: 30em; font-size: .85em; }
@@ -246,6 +269,7 @@ const BODY: &str = r##"<h1 id="title">Rulesmith replay</h1>
   <div>
     <h2>Taken</h2>
     <div><span id="action"></span> <span id="action-note" class="muted"></span></div>
+    <ul id="told"></ul>
     <div id="to-move" class="muted"></div>
     <h2>Board</h2>
     <pre id="board"></pre>
@@ -253,6 +277,8 @@ const BODY: &str = r##"<h1 id="title">Rulesmith replay</h1>
     <ol id="legal" start="1"></ol>
   </div>
   <div>
+    <details id="legend-box" open><summary>Legend: how to read the board</summary>
+    <pre id="legend"></pre></details>
     <h2>Summary</h2>
     <pre id="summary"></pre>
   </div>
@@ -291,6 +317,11 @@ const BODY: &str = r##"<h1 id="title">Rulesmith replay</h1>
     o.textContent = k === 0 ? "referee" : "P" + k;
     select.appendChild(o);
   }
+  if (data.legend) {
+    text("legend", data.legend);
+  } else {
+    text("legend", "(this variant has no legend)");
+  }
   text("total", String(last));
   text("decisions", String(frames[last].decision));
   el("jump").max = String(frames[last].decision);
@@ -316,6 +347,16 @@ const BODY: &str = r##"<h1 id="title">Rulesmith replay</h1>
       text("action", f.action);
       text("action-note", "record line " + f.line + (f.seat ? ", " + f.seat + "'s decision" : ", a chance outcome"));
     }
+    // What the rules told of this step (dice, hits, ...); a secret step's
+    // words are its seat's.
+    var told = el("told");
+    while (told.firstChild) { told.removeChild(told.firstChild); }
+    (hidden ? (f.told.length ? ["(what happened is hidden from P" + viewer + ")"] : []) : f.told).forEach(function (t) {
+      var li = document.createElement("li");
+      li.textContent = t;
+      told.appendChild(li);
+    });
+    el("jump").value = String(f.decision);
     text("to-move", "turn " + f.turn + ", step " + f.phase + ": " + f.to_move);
     text("board", v.render);
     text("summary", JSON.stringify(v.summary, null, 2));
@@ -369,7 +410,23 @@ const BODY: &str = r##"<h1 id="title">Rulesmith replay</h1>
   window.rulesmithViewer = {
     nav: nav,
     go: go,
-    shown: function () { return { step: Number(el("step").textContent), action: el("action").textContent }; },
+    shown: function () {
+      var board = el("board");
+      return {
+        step: Number(el("step").textContent),
+        action: el("action").textContent,
+        decision_box: el("jump").value,
+        told: Array.prototype.map.call(el("told").children, function (li) { return li.textContent; }),
+        legend: el("legend").textContent,
+        board_fits: board.scrollWidth <= board.clientWidth,
+        board_text: board.textContent
+      };
+    },
+    // The first step whose entry the rules told of (dice, say); 0 if none.
+    firstTold: (function () {
+      for (var i = 0; i <= last; i++) { if (frames[i].told.length) { return i; } }
+      return 0;
+    })(),
     steps: last
   };
 })();
@@ -385,7 +442,10 @@ if (location.hash === "#selftest") {
     function act(after, f) {
       try {
         if (f) { f(); }
-        seen.push({ after: after, step: v.shown().step, action: v.shown().action });
+        var shown = v.shown();
+        seen.push({ after: after, step: shown.step, action: shown.action, decision_box: shown.decision_box,
+                    told: shown.told, legend: shown.legend, board_fits: shown.board_fits,
+                    board_text: shown.board_text });
       } catch (e) {
         window.viewerErrors.push(after + ": " + e);
       }
@@ -398,6 +458,7 @@ if (location.hash === "#selftest") {
       act("back", v.nav.back);
       act("last", v.nav.last);
       act("first", v.nav.first);
+      act("told", function () { v.go(v.firstTold); });
     } else {
       window.viewerErrors.push("the viewer did not start");
     }

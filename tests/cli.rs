@@ -258,7 +258,7 @@ fn play(args: &[&str], input: &str) -> (bool, String) {
 fn play_explains_the_board_with_the_variant_legend_at_start_and_on_help() {
     let (ok, text) = play(&["variants/sirius-basic", "--seed", "3"], "help\nquit\n");
     assert!(ok, "{text}");
-    assert_eq!(text.matches("B6 = bow 6").count(), 2, "{text}");
+    assert_eq!(text.matches("b:6 = bow 6").count(), 2, "{text}");
     assert!(text.contains("* for the player whose turn it is"), "{text}");
 }
 
@@ -327,6 +327,59 @@ fn play_narrates_dice_and_keeps_the_narration_as_comments_that_replay_skips() {
     assert!(record.contains(&format!("# {told}\n")), "{record}");
     let r = rulesmith(&["replay", "variants/sirius-basic", &out.to_string_lossy()]);
     assert!(r.status.success(), "{}\n{record}", stderr(&r));
+}
+
+#[test]
+fn play_redraws_the_board_when_another_seat_placed_a_piece_and_says_which_is_next() {
+    // Space War's setup: the seats place their pieces one by one, on one
+    // step, so only the other seat's placement changes the board.
+    // 'c' is a letter the board puts on the third free cell of row B.
+    let (ok, text) = play(&["variants/space-war", "--seed", "1"], "c\nquit\n");
+    assert!(ok, "{text}");
+    assert!(text.contains("Setup: blue (P1) places its station"), "{text}");
+    assert!(text.contains("(c)"), "{text}");
+    assert!(text.contains("\nP1 place 2,1\n"), "{text}");
+    assert_eq!(text.matches("Setup - P1 to deploy").count(), 2, "{text}");
+    assert!(
+        text.contains("Setup: blue (P1) places fighter 1 of 8, on its row A"),
+        "{text}"
+    );
+}
+
+#[test]
+fn play_answers_a_refused_action_with_the_nearest_legal_ones() {
+    // The fighter on 2,0 moves up to 4 squares: 2,6 is too far.
+    let (ok, text) = play(
+        &["variants/space-war", "--set", "standard_deploy=true", "--seed", "1"],
+        "move 2,0 to 2,6\nfire 2,0 at 2,6\nquit\n",
+    );
+    assert!(ok, "{text}");
+    assert!(text.contains("'move 2,0 to 2,6' is not legal now"), "{text}");
+    assert!(text.contains("legal now instead: move 2,0 to "), "{text}");
+    assert!(text.contains("move 2,0 to 2,4"), "{text}");
+    assert!(text.contains("(no 'fire' action is legal now)"), "{text}");
+}
+
+#[test]
+fn hotseat_play_clears_the_screen_between_seats_and_waits_for_the_next_player() {
+    // Both seats commit their hands in secret: P1's hand must be off the
+    // screen before P2 sits down.
+    let (ok, text) = play(
+        &["variants/battlefield-space", "--hotseat", "--seed", "2"],
+        "1\n\nquit\n",
+    );
+    assert!(ok, "{text}");
+    let clear = text
+        .find("\x1b[2J")
+        .unwrap_or_else(|| panic!("the screen is never cleared:\n{text}"));
+    let (before, after) = text.split_at(clear);
+    let p1_hand = before
+        .lines()
+        .find(|l| l.starts_with("Your hand: "))
+        .unwrap_or_else(|| panic!("P1 never saw its hand:\n{text}"));
+    assert!(after.contains("pass the terminal to P2, then press Enter"), "{after}");
+    assert!(after.contains("P2 to decide"), "{after}");
+    assert!(!after.contains(p1_hand), "P1's hand is still shown to P2:\n{after}");
 }
 
 #[test]

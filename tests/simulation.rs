@@ -248,6 +248,25 @@ fn simulate_writes_replayable_records_and_a_self_contained_report() {
         !html.contains("http://") && !html.contains("https://") && !html.contains("<script"),
         "self-contained"
     );
+    // Bot and seat together; what a label's bars are a share of.
+    assert!(
+        html.contains("Win rate per bot and seat") && html.contains("random as P2"),
+        "{html}"
+    );
+    assert!(html.contains("Bars: the share of all 6 games"), "{html}");
+    // Links to the records, relative to the report (they sit side by side),
+    // each to a record that exists.
+    assert!(html.contains("href=\"sim-records/\""), "{html}");
+    let links: Vec<&str> = html
+        .split("href=\"")
+        .skip(1)
+        .map(|rest| &rest[..rest.find('"').unwrap()])
+        .filter(|h| h.ends_with(".record"))
+        .collect();
+    assert!(!links.is_empty(), "no record linked: {html}");
+    for link in links {
+        assert!(report.parent().unwrap().join(link).is_file(), "{link} is not a record");
+    }
 }
 
 #[test]

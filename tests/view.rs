@@ -59,7 +59,18 @@ fn chromium(dir: &Path, extra: &[&str], url: &str) -> Output {
 
 /// What the page's `#selftest` hook reported.
 fn selftest(dir: &Path, page: &Path) -> Value {
-    let o = chromium(dir, &["--dump-dom"], &format!("file://{}#selftest", page.display()));
+    selftest_in(dir, page, "1200,900")
+}
+
+/// What the page's `#selftest` hook reported in a window of `size`
+/// ("WIDTH,HEIGHT" pixels).
+fn selftest_in(dir: &Path, page: &Path, size: &str) -> Value {
+    let window = format!("--window-size={size}");
+    let o = chromium(
+        dir,
+        &["--dump-dom", &window],
+        &format!("file://{}#selftest", page.display()),
+    );
     let dom = String::from_utf8_lossy(&o.stdout);
     let start = dom
         .find("<pre id=\"selftest\">")
@@ -122,7 +133,9 @@ fn check_selftest(report: &Value, expected: &[String]) {
         ("first", 0),
     ];
     let seen = report["seen"].as_array().expect("seen");
-    assert_eq!(seen.len(), want.len(), "{report}");
+    // Then the first step the rules told of (see `told_and_legend_are_shown`).
+    assert_eq!(seen.len(), want.len() + 1, "{report}");
+    assert_eq!(seen[want.len()]["after"], "told", "{report}");
     for (got, (after, step)) in seen.iter().zip(want) {
         assert_eq!(got["after"], after, "{report}");
         assert_eq!(got["step"], step, "after {after}: {report}");
@@ -226,4 +239,53 @@ fn a_record_that_does_not_fit_is_located_and_nothing_is_written() {
     assert!(e.contains("bad.record:7: 'P1 jump'"), "{e}");
     assert!(e.contains("not an action of this game"), "{e}");
     assert!(!out.exists(), "a page was written for a broken record");
+}
+
+#[test]
+fn the_page_explains_itself_legend_dice_and_the_decision_box() {
+    let dir = scratch("explains");
+    let page = view("variants/sirius-basic", Path::new(EXAMPLE), &dir);
+    let frames = embedded(&page)["frames"].as_array().unwrap().clone();
+    let report = selftest(&dir, &page);
+    let seen = report["seen"].as_array().expect("seen");
+    for got in seen {
+        let step = got["step"].as_u64().unwrap() as usize;
+        // The decision box follows the step shown.
+        assert_eq!(got["decision_box"], frames[step]["decision"].to_string(), "{got}");
+        assert!(got["legend"].as_str().unwrap().contains("b:6 = bow 6"), "{got}");
+    }
+    // Step 0 says what comes before the ships are placed.
+    assert!(
+        seen[0]["board_text"]
+            .as_str()
+            .unwrap()
+            .contains("No vessel is on the board yet"),
+        "{}",
+        seen[0]
+    );
+    // The four priority dice: told in words at the step of the fourth.
+    let told = seen.last().unwrap();
+    assert_eq!(told["step"], 4, "{told}");
+    let lines = told["told"].as_array().unwrap();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.as_str().unwrap().starts_with("priority: P1 rolled 5+3")),
+        "{told}"
+    );
+}
+
+#[test]
+fn a_wide_board_gets_the_room_it_needs() {
+    // Battlefield: Space draws three columns of 22 characters: wider than
+    // half of a 1200-pixel page.
+    let dir = scratch("wide");
+    let record = root().join("tests/records/battlefield-space/battle-columns-won-and-lost.record");
+    let page = view("variants/battlefield-space", &record, &dir);
+    let report = selftest_in(&dir, &page, "1200,900");
+    let errors = report["errors"].as_array().expect("errors");
+    assert!(errors.is_empty(), "script errors: {errors:?}");
+    for got in report["seen"].as_array().unwrap() {
+        assert_eq!(got["board_fits"], true, "the board scrolls: {got}");
+    }
 }

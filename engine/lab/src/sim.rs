@@ -338,6 +338,9 @@ pub struct Summary {
     pub players: usize,
     pub seats: Vec<SeatStats>,
     pub bots: Vec<BotStats>,
+    /// Per bot and seat together ("greedy as P1"): a bot's strength and a
+    /// seat's advantage, not mixed up when seats rotate.
+    pub bot_seats: Vec<BotStats>,
     pub draws: Rate,
     /// 1 - draw rate: how often the rules produce a winner.
     pub decisiveness: f64,
@@ -401,6 +404,10 @@ pub struct Tally {
     pub draws: u64,
     /// Per bot: seat-games played and won.
     pub bots: BTreeMap<String, (u64, u64)>,
+    /// Per bot and seat together ("greedy as P1"): games played and won
+    /// (absent from tallies written before it was kept).
+    #[serde(default)]
+    pub bot_seats: BTreeMap<String, (u64, u64)>,
     /// Games with a first player, and how many of them it won.
     pub first_games: u64,
     pub first_wins: u64,
@@ -438,9 +445,13 @@ impl Tally {
             None => self.draws += 1,
         }
         for (s, b) in r.bots.iter().enumerate() {
+            let won = (r.winner == Some(s)) as u64;
             let e = self.bots.entry(b.clone()).or_default();
             e.0 += 1;
-            e.1 += (r.winner == Some(s)) as u64;
+            e.1 += won;
+            let e = self.bot_seats.entry(bot_at_seat(b, s)).or_default();
+            e.0 += 1;
+            e.1 += won;
         }
         if r.first.is_some() {
             self.first_games += 1;
@@ -477,10 +488,12 @@ impl Tally {
             *a += b;
         }
         self.draws += other.draws;
-        for (k, (n, w)) in &other.bots {
-            let e = self.bots.entry(k.clone()).or_default();
-            e.0 += n;
-            e.1 += w;
+        for (mine, theirs) in [(&mut self.bots, &other.bots), (&mut self.bot_seats, &other.bot_seats)] {
+            for (k, (n, w)) in theirs {
+                let e = mine.entry(k.clone()).or_default();
+                e.0 += n;
+                e.1 += w;
+            }
         }
         self.first_games += other.first_games;
         self.first_wins += other.first_wins;
@@ -504,6 +517,22 @@ impl Tally {
         }
         Ok(())
     }
+}
+
+/// The key of a bot playing a seat in [`Tally::bot_seats`]: "greedy as P1".
+fn bot_at_seat(bot: &str, seat: usize) -> String {
+    format!("{bot} as P{}", seat + 1)
+}
+
+/// Win rates of the bots (or bots at seats) counted in `played`.
+fn bot_stats(played: &BTreeMap<String, (u64, u64)>) -> Vec<BotStats> {
+    played
+        .iter()
+        .map(|(bot, &(n, w))| BotStats {
+            bot: bot.clone(),
+            wins: Rate::new(w, n),
+        })
+        .collect()
 }
 
 impl Summary {
@@ -549,14 +578,8 @@ impl Summary {
             games,
             players,
             seats,
-            bots: t
-                .bots
-                .iter()
-                .map(|(bot, &(n, w))| BotStats {
-                    bot: bot.clone(),
-                    wins: Rate::new(w, n),
-                })
-                .collect(),
+            bots: bot_stats(&t.bots),
+            bot_seats: bot_stats(&t.bot_seats),
             draws: Rate::new(t.draws, games),
             decisiveness: if games > 0 {
                 1.0 - t.draws as f64 / games as f64
