@@ -198,6 +198,8 @@ impl Emit<'_> {
                 }
             }
             Kind::This => "(*this).clone()".into(),
+            // Read only by the method that calls it (`Emit::callback`).
+            Kind::FnPtr(_) => "()".into(),
             Kind::Array(items) => {
                 let el = match self.shape(ty) {
                     Shape::Arr(el) => el,

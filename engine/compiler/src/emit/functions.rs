@@ -230,7 +230,7 @@ impl Emit<'_> {
             }
         };
         // A block that always returns still needs a tail of the right type.
-        let ends_in_return = matches!(b.stmts.last(), Some(Stmt::Return(..)));
+        let ends_in_return = matches!(b.stmts.last(), Some(Stmt::Return(..) | Stmt::Throw(..)));
         if ends_in_return {
             out.push_str("#[allow(unreachable_code)]\n");
         }

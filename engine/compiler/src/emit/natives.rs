@@ -61,6 +61,7 @@ impl Emit<'_> {
                 let (lets, n) = self.args(args, &ints);
                 format!("{{ {lets} rt.{name}({}){at} }}", n[0])
             }
+            "enter_step" | "stat" | "param" if args[0].str_lit().is_none() => self.named_at_run_time(e, name, args),
             "enter_step" => {
                 let steps = facts.steps.iter().map(|s| s.name.clone()).collect();
                 let i = idx_or_fail!("step", steps, &args[0]);
@@ -107,6 +108,7 @@ impl Emit<'_> {
                 let (lets, n) = self.args(&args[1..], &[Some(str_)]);
                 format!("{{ {deck_lets} {lets} rt.reveal({i}, &{}){at} }}", n[0])
             }
+            "add" | "add_all" if args[0].str_lit().is_none() => self.named_at_run_time(e, name, args),
             "add" => {
                 let actions = facts.actions.iter().map(|a| a.name.clone()).collect();
                 let k = idx_or_fail!("action", actions, &args[0]);
@@ -116,7 +118,7 @@ impl Emit<'_> {
             "add_all" => {
                 let actions = facts.actions.iter().map(|a| a.name.clone()).collect();
                 let k = idx_or_fail!("action", actions, &args[0]);
-                self.add_all(k, &args[1], e.pos)
+                self.add_all(&k.to_string(), &args[1], e.pos)
             }
             "roll" => {
                 let (lets, n) = self.args(&args[..2], &[Some(int), Some(int)]);
@@ -310,7 +312,39 @@ impl Emit<'_> {
     /// `add_all(kind, [d1, d2, ..])`: every combination, the first domain
     /// slowest; a domain is a number, or an array of numbers or of arrays
     /// of numbers (several values at once).
-    pub(super) fn add_all(&mut self, kind: usize, domains: &Expr, pos: Pos) -> String {
+    /// `add`, `add_all`, `enter_step`, `stat` or `param` with the name held
+    /// in a value: resolved at run time through the interpreter's name
+    /// tables (`Names`), with the interpreter's message for an unknown one.
+    fn named_at_run_time(&mut self, e: &Expr, name: &str, args: &[Expr]) -> String {
+        let at = self.at(e.pos);
+        let (int, str_) = (self.int_ty(), self.t.store.make(Shape::Str));
+        let (lets, n) = self.args(&args[..1], &[Some(str_)]);
+        let lookup = |what: &str| format!("{lets} let __k = rt.{what}_index(&{}){at};", n[0]);
+        match name {
+            "param" => {
+                let code = format!("{{ {lets} rt.param_named(&{}){at} }}", n[0]);
+                let dt = self.dyn_ty();
+                self.native_result(code, dt, e)
+            }
+            "enter_step" => format!("{{ {} rt.enter_step(__k) }}", lookup("step")),
+            "stat" => {
+                let (more, m) = self.args(&args[1..], &[Some(int)]);
+                format!("{{ {more} {} rt.stat(__k, {}) }}", lookup("stat"), m[0])
+            }
+            "add" => {
+                let (more, m) = self.args(&args[1..], &vec![Some(int); args.len() - 1]);
+                format!("{{ {more} {} rt.add(__k, &[{}]){at} }}", lookup("action"), m.join(", "))
+            }
+            _ => {
+                // add_all: the domains are read after the name, as with a
+                // name written out (resolved when compiling).
+                let code = self.add_all("__k", &args[1], e.pos);
+                format!("{{ {} {code} }}", lookup("action"))
+            }
+        }
+    }
+
+    pub(super) fn add_all(&mut self, kind: &str, domains: &Expr, pos: Pos) -> String {
         let at = self.at(pos);
         let Kind::Array(items) = &domains.kind else {
             let c = self.expr(domains);

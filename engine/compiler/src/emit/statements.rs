@@ -158,6 +158,14 @@ impl Emit<'_> {
                 };
                 format!("return Ok({code});")
             }
+            Stmt::Throw(e, pos) => {
+                // The interpreter's message: the thrown value's text.
+                let code = self.expr(e);
+                format!(
+                    "{{ let __thrown = to_text(&({code})); return Err(Fail::new(__thrown.as_str())){}; }}",
+                    self.at(*pos)
+                )
+            }
         }
     }
 
@@ -468,7 +476,7 @@ pub(super) fn loop_depths(b: &Block, d: u32, lets: &mut HashMap<VarId, u32>, out
                 lets.insert(*v, d);
                 expr(e, d, lets, out);
             }
-            Stmt::Expr(e) | Stmt::Return(Some(e), _) => expr(e, d, lets, out),
+            Stmt::Expr(e) | Stmt::Return(Some(e), _) | Stmt::Throw(e, _) => expr(e, d, lets, out),
             Stmt::Assign { place, value, .. } => {
                 expr(value, d, lets, out);
                 expr(place, d, lets, out);
