@@ -137,7 +137,7 @@ impl std::hash::Hasher for Fnv {
 }
 
 /// Bumped whenever generated code changes for the same input.
-pub const COMPILER_REVISION: u32 = 8;
+pub const COMPILER_REVISION: u32 = 9;
 
 /// A script the compiler cannot translate, at its place.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
