@@ -1,4 +1,5 @@
-//! `rulesmith check VARIANT`: load, validate and compile; list every problem.
+//! `rulesmith check VARIANT`: load, validate, compile (the compiler's front
+//! end, no build) and play a few games; report the first problem.
 
 use crate::common::{all_sets, load_game, report_failure, BoundArgs, FailedGame, VariantArgs};
 use crate::Failure;
@@ -28,6 +29,16 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let game = load_game(&args.variant, &args.common)?;
     let sets = all_sets(&args.common)?;
     let v = game.variant();
+    // A variant that checks is one the compiler takes: what it refuses
+    // (docs/compiler.md, "What the compiler refuses") is refused here too,
+    // with the file, the line and why. The front end takes milliseconds.
+    let facts = rulesmith_compiler::from_variant::facts(v);
+    if let Err(e) = rulesmith_compiler::compile(&facts) {
+        return Err(Failure::input(format!(
+            "{e}\n(the interpreter runs this, but compiled rules cannot: docs/compiler.md lists what the \
+             compiler refuses)"
+        )));
+    }
     // A variant that loads must also play: a few seeded random games per
     // player count catch script errors past setup (a deck too small for the
     // seats, a misspelt property in a rarely used step, a game that never

@@ -287,6 +287,43 @@ fn fixed_size_arrays_play_identically() {
     plays_identically(&["compile", "tests/fuzz-variants/fixed-arrays", "--verify", "10"]);
 }
 
+/// The compiler's corpus (`tests/compiler-corpus/loose`): loosely written
+/// scripts (anonymous functions, names held in variables, `??`, negative
+/// indices, computed keys, values that change type, mixed arrays,
+/// recursion, bit operations, string building) play the same games on both
+/// engines, step by step, at every player count; its render prints what
+/// each construct computed.
+#[test]
+fn the_compiler_corpus_plays_identically() {
+    plays_identically(&["compile", "tests/compiler-corpus/loose", "--verify", "25"]);
+}
+
+/// A script that throws fails the same way compiled: the thrown text, at
+/// the `throw`.
+#[test]
+fn a_thrown_failure_plays_identically() {
+    plays_identically(&["compile", "tests/fuzz-variants/script-error", "--verify", "20"]);
+}
+
+/// What the compiler refuses, `check` refuses too: the file, the line, the
+/// construct and why (the same table docs/compiler.md lists).
+#[test]
+fn check_and_compile_refuse_a_switch_at_its_line() {
+    for args in [
+        &["check", "tests/compiler-corpus/refused-switch"][..],
+        &["compile", "tests/compiler-corpus/refused-switch", "--no-build"][..],
+    ] {
+        let o = rulesmith(args);
+        let text = format!("{}{}", stdout(&o), stderr(&o));
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {text}");
+        assert!(text.contains("rules.rhai:17:"), "{args:?}: {text}");
+        assert!(
+            text.contains("does not translate switch") && text.contains("if / else"),
+            "{args:?}: {text}"
+        );
+    }
+}
+
 /// `profile` measures compiled rules too, and says which engine it ran.
 #[test]
 fn profile_runs_compiled_rules_and_says_so() {

@@ -11,6 +11,7 @@
 //! only the receiving side does, and the code generator converts there.
 
 use crate::ir::*;
+use crate::lower::is_anonymous;
 use crate::types::{Field, Len, Shape, Store, Ty};
 use crate::{CompileError, Facts, Scalar};
 use rulesmith_core::board::Kind as BoardKind;
@@ -97,29 +98,62 @@ pub const NATIVES: &[&str] = &[
 /// `docs/compiler.md` by the same test.
 pub const METHODS: &[&str] = &[
     "abs",
+    "all",
     "clear",
     "contains",
+    "filter",
+    "find",
     "index_of",
     "insert",
     "is_empty",
     "len",
+    "map",
+    "pad",
     "pop",
     "push",
+    "reduce",
+    "reduce_rev",
     "remove",
     "reverse",
     "shift",
     "sign",
+    "some",
     "sort",
     "to_string",
     "truncate",
     "type_of",
 ];
 
+/// The methods that take a function (`a.filter(|x| x > 0)`), with how
+/// many arguments they hand it: the element and its index; `reduce` the
+/// accumulated value first; `sort` two elements. A function may leave out
+/// the index (the last argument), as in Rhai.
+pub const CALLBACK_METHODS: &[&str] = &[
+    "all",
+    "filter",
+    "find",
+    "index_of",
+    "map",
+    "reduce",
+    "reduce_rev",
+    "some",
+    "sort",
+];
+
+/// The arities a function passed to callback method `name` may have.
+pub fn callback_arities(name: &str) -> &'static [usize] {
+    match name {
+        "sort" => &[2],
+        "reduce" | "reduce_rev" => &[2, 3],
+        _ => &[1, 2],
+    }
+}
+
 /// What a call by name turned out to be.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Callee {
     Script(FnId),
-    /// An engine native or a Rhai built-in, by name (see `emit.rs`).
+    /// An engine native or a Rhai built-in, by name (see `emit/natives.rs`).
     Native(String),
 }
 
@@ -142,6 +176,9 @@ pub struct Typed {
     pub hooks_used: HashSet<(usize, String)>,
     /// The record type of each deck's cards (`card(deck, id)`).
     pub card_ty: Vec<Ty>,
+    /// Methods that call a script function (`a.filter(|x| ..)`): the
+    /// function each one calls.
+    pub callbacks: HashMap<ExprId, FnId>,
 }
 
 enum Deferred {
@@ -233,7 +270,7 @@ pub fn infer(
     }
     inf.settle();
     inf.data_arrays_vary();
-    inf.t.writes_this = writes_this(funcs, &inf.t.callee);
+    inf.t.writes_this = writes_this(funcs, &inf.t.callee, &inf.t.callbacks);
     Ok(inf.t)
 }
 
@@ -387,6 +424,11 @@ impl Infer<'_> {
                 self.block(id, f, body, false)?;
             }
             Stmt::Break(_) | Stmt::Continue(_) => {}
+            Stmt::Throw(e, _) => {
+                // Any value: its text is the message.
+                self.expr(id, f, e, true)?;
+                return Ok(None);
+            }
             Stmt::Return(e, _) => {
                 let t = match e {
                     Some(e) => self.expr(id, f, e, true)?,
@@ -577,6 +619,12 @@ impl Infer<'_> {
                 }
             }
             Kind::Call { name, args, with_this } => self.call(id, f, e, name, args, *with_this)?,
+            // Only an argument of a method that calls it: typed there.
+            Kind::FnPtr(_) => self.unit(),
+            Kind::Method { recv, name, args } if CALLBACK_METHODS.contains(&name.as_str()) && is_callback(args) => {
+                let rt = self.expr(id, f, recv, true)?;
+                self.callback(id, f, e, rt, name, args)?
+            }
             Kind::Method { recv, name, args } => {
                 let rt = self.expr(id, f, recv, true)?;
                 let mut ats = Vec::new();
@@ -692,6 +740,11 @@ impl Infer<'_> {
         if name == "card_hook" && with_this {
             return self.card_hook(id, f, e, args);
         }
+        if CALLBACK_METHODS.contains(&name) && args.len() >= 2 && is_callback(&args[1..]) {
+            // `filter(a, |x| ..)`: the method written as a function.
+            let rt = self.expr(id, f, &args[0], true)?;
+            return self.callback(id, f, e, rt, name, &args[1..]);
+        }
         if name == "add_all" && args.len() == 2 {
             // The domains are a tuple: each its own type.
             let nt = self.expr(id, f, &args[0], true)?;
@@ -782,8 +835,7 @@ impl Infer<'_> {
                             return Err(self.err(
                                 f,
                                 e.pos,
-                                "card(deck, id) with a deck named at run time needs every deck to declare \
-                                 the same fields (or write the deck's name as a string)",
+                                crate::refused::message("card with a computed deck when decks differ"),
                             ));
                         }
                         for d in 1..facts.decks.len() {
@@ -942,22 +994,161 @@ impl Infer<'_> {
                 return Err(self.err(
                     f,
                     e.pos,
-                    format!(
-                        "no script function or native '{name}' taking {} argument(s)",
-                        args.len()
+                    crate::refused::message_for(
+                        "other methods and functions",
+                        &format!("{name} with {} argument(s)", args.len()),
                     ),
                 ))
             }
         })
     }
 
-    fn continuation(&mut self, f: &Func, then: &Expr, outcome: Scalar) -> Result<(), CompileError> {
-        let Some(name) = then.str_lit() else {
+    /// The script function `name` taking `arity` arguments, as a call from
+    /// `f` finds it: a card's own functions first, then the rules'.
+    fn script_fn(&self, f: &Func, name: &str, arity: usize) -> Option<FnId> {
+        match &f.owner {
+            Owner::Rules => self.rule_fns.get(&(name.to_string(), arity)).copied(),
+            Owner::Card { deck, card } => self
+                .card_fns
+                .get(&(*deck, *card, name.to_string(), arity))
+                .or_else(|| self.rule_fns.get(&(name.to_string(), arity)))
+                .copied(),
+        }
+    }
+
+    /// `recv.name(function, ..)`: a method that calls a script function for
+    /// each element (see [`CALLBACK_METHODS`]). The elements flow into the
+    /// function's parameters, its result into the method's.
+    fn callback(
+        &mut self,
+        id: FnId,
+        f: &Func,
+        e: &Expr,
+        rt: Ty,
+        name: &str,
+        args: &[Expr],
+    ) -> Result<Ty, CompileError> {
+        let Kind::FnPtr(fn_name) = &args[0].kind else {
+            return Err(self.err(f, args[0].pos, crate::refused::message("a function pointer")));
+        };
+        let extra = match name {
+            "reduce" | "reduce_rev" => 1,
+            _ => 0,
+        };
+        if args.len() > 1 + extra {
             return Err(self.err(
                 f,
-                then.pos,
-                "the continuation must be a function name written as a string",
+                e.pos,
+                crate::refused::message_for(
+                    "other methods and functions",
+                    &format!("{name} with {} argument(s)", args.len()),
+                ),
             ));
+        }
+        let arities = callback_arities(name);
+        let Some(target) = arities.iter().find_map(|&n| self.script_fn(f, fn_name, n)) else {
+            let takes: Vec<String> = arities.iter().map(|n| n.to_string()).collect();
+            let message = if is_anonymous(fn_name) {
+                format!("{name} calls its function with {} argument(s)", takes.join(" or "))
+            } else {
+                format!(
+                    "{name} calls its function with {} argument(s): no script function '{fn_name}' takes that many",
+                    takes.join(" or ")
+                )
+            };
+            return Err(self.err(f, args[0].pos, message));
+        };
+        if uses_this(&self.funcs[target]) {
+            let message = crate::refused::message_for("this in a function given to a method", fn_name);
+            return Err(self.err(f, args[0].pos, message));
+        }
+        self.expr(id, f, &args[0], true)?;
+        let mut extra_ty = Vec::new();
+        for a in &args[1..] {
+            extra_ty.push(self.expr(id, f, a, true)?);
+        }
+        self.t.callee.insert(e.id, Callee::Native(name.to_string()));
+        self.t.callbacks.insert(e.id, target);
+        let el = if self.t.store.is_dyn(rt) {
+            self.t.store.make(Shape::Dyn)
+        } else {
+            let el = self.t.store.fresh();
+            let a = self.t.store.make(Shape::Arr(el));
+            self.t
+                .store
+                .unify(rt, a, "a method that calls a function per element is on arrays");
+            match self.t.store.shape(rt) {
+                Shape::Arr(el) => el,
+                _ => self.t.store.make(Shape::Dyn),
+            }
+        };
+        let params: Vec<Ty> = self.funcs[target]
+            .params
+            .iter()
+            .map(|&p| self.t.var_ty[target][p])
+            .collect();
+        let ret = self.t.ret_ty[target];
+        let at = format!("{} line {}: {name}", f.name, e.pos.line);
+        let flow = |inf: &mut Self, dst: Ty, src: Ty| {
+            inf.deferred.push(Deferred::Join {
+                dst,
+                src,
+                at: at.clone(),
+            })
+        };
+        let index = self.int();
+        Ok(match name {
+            "sort" => {
+                flow(self, params[0], el);
+                flow(self, params[1], el);
+                self.unit()
+            }
+            "reduce" | "reduce_rev" => {
+                let acc = self.t.store.fresh();
+                let init = match extra_ty.first() {
+                    Some(&t) => t,
+                    None => self.unit(),
+                };
+                flow(self, acc, init);
+                flow(self, acc, ret);
+                flow(self, params[0], acc);
+                flow(self, params[1], el);
+                if params.len() == 3 {
+                    flow(self, params[2], index);
+                }
+                acc
+            }
+            _ => {
+                flow(self, params[0], el);
+                if params.len() == 2 {
+                    flow(self, params[1], index);
+                }
+                match name {
+                    "filter" if self.t.store.is_dyn(rt) => self.t.store.make(Shape::Dyn),
+                    "filter" => self.t.store.array(el, Len::Var),
+                    "map" => {
+                        let out = self.t.store.fresh();
+                        flow(self, out, ret);
+                        self.t.store.array(out, Len::Var)
+                    }
+                    "some" | "all" => self.bool_(),
+                    "index_of" => self.int(),
+                    _ => {
+                        // find: the element, or () when none matches.
+                        let out = self.t.store.fresh();
+                        flow(self, out, el);
+                        let unit = self.unit();
+                        flow(self, out, unit);
+                        out
+                    }
+                }
+            }
+        })
+    }
+
+    fn continuation(&mut self, f: &Func, then: &Expr, outcome: Scalar) -> Result<(), CompileError> {
+        let Some(name) = then.str_lit() else {
+            return Err(self.err(f, then.pos, crate::refused::message("a computed continuation")));
         };
         let Some(&target) = self.rule_fns.get(&(name.to_string(), 1)) else {
             return Err(self.err(
@@ -994,11 +1185,7 @@ impl Infer<'_> {
             ));
         }
         let (Some(deck), Some(hook)) = (args[0].str_lit(), args[2].str_lit()) else {
-            return Err(self.err(
-                f,
-                e.pos,
-                "card_hook: the compiler needs the deck and hook names written as strings",
-            ));
+            return Err(self.err(f, e.pos, crate::refused::message("card_hook with a computed name")));
         };
         let Some(d) = self.facts.decks.iter().position(|x| x.name == deck) else {
             // An unknown deck fails at run time, as in the interpreter.
@@ -1072,9 +1259,7 @@ impl Infer<'_> {
             return Err(CompileError {
                 file: self.facts.files[f.file].0.clone(),
                 pos,
-                message: format!(
-                    "'{name}' is not a function or method the compiler translates (docs/compiler.md lists them)"
-                ),
+                message: crate::refused::message_for("other methods and functions", name),
             });
         }
         let (int, bool_, str_, unit) = (self.int(), self.bool_(), self.str_(), self.unit());
@@ -1134,6 +1319,16 @@ impl Infer<'_> {
                 self.t.store.unify(args[0], int, "remove takes an index");
                 arr_el(self)
             }
+            ("pad", _) if n == 2 => {
+                self.t.store.unify(args[0], int, "pad takes a length");
+                let el = arr_el(self);
+                self.deferred.push(Deferred::Join {
+                    dst: el,
+                    src: args[1],
+                    at: format!("{} line {}: pad", f.name, pos.line),
+                });
+                unit
+            }
             ("insert", _) if n == 2 => {
                 self.t.store.unify(args[0], int, "insert takes an index");
                 let el = arr_el(self);
@@ -1158,9 +1353,9 @@ impl Infer<'_> {
                 return Err(CompileError {
                     file: self.facts.files[f.file].0.clone(),
                     pos,
-                    message: format!(
-                        "'{name}' with {n} argument(s) on {} is not supported by the compiler",
-                        self.t.store.describe(recv)
+                    message: crate::refused::message_for(
+                        "other methods and functions",
+                        &format!("{name} with {n} argument(s) on {}", self.t.store.describe(recv)),
                     ),
                 })
             }
@@ -1417,7 +1612,7 @@ fn same_place(a: &Expr, b: &Expr) -> bool {
 /// Which functions may write to `this`: those that assign to it or call a
 /// mutating method on it, and, to a fixed point, those that call them or
 /// run card hooks (whose scripts may write).
-fn writes_this(funcs: &[Func], callee: &HashMap<ExprId, Callee>) -> Vec<bool> {
+fn writes_this(funcs: &[Func], callee: &HashMap<ExprId, Callee>, callbacks: &HashMap<ExprId, FnId>) -> Vec<bool> {
     let mut writes: Vec<bool> = funcs
         .iter()
         .map(|f| {
@@ -1451,6 +1646,11 @@ fn writes_this(funcs: &[Func], callee: &HashMap<ExprId, Callee>) -> Vec<bool> {
                         w = true;
                     }
                 }
+                if let Some(t) = callbacks.get(&e.id) {
+                    if writes[*t] {
+                        w = true;
+                    }
+                }
             });
             if w {
                 writes[i] = true;
@@ -1463,6 +1663,26 @@ fn writes_this(funcs: &[Func], callee: &HashMap<ExprId, Callee>) -> Vec<bool> {
     }
 }
 
+/// Does `f` read or call through `this` itself?
+fn uses_this(f: &Func) -> bool {
+    let mut found = false;
+    walk_block(&f.body, &mut |e| {
+        found |= matches!(e.kind, Kind::This | Kind::Call { with_this: true, .. });
+    });
+    found
+}
+
+/// Is the first of `args` a function (`|x| ..`, `Fn("name")`)?
+fn is_callback(args: &[Expr]) -> bool {
+    matches!(
+        args.first(),
+        Some(Expr {
+            kind: Kind::FnPtr(_),
+            ..
+        })
+    )
+}
+
 fn s_pos(s: &Stmt) -> u32 {
     match s {
         Stmt::Return(_, p) => p.line,
@@ -1473,7 +1693,7 @@ fn s_pos(s: &Stmt) -> u32 {
 pub fn is_mutating(name: &str) -> bool {
     matches!(
         name,
-        "push" | "shift" | "pop" | "remove" | "insert" | "clear" | "truncate" | "reverse" | "sort"
+        "push" | "shift" | "pop" | "remove" | "insert" | "clear" | "truncate" | "reverse" | "sort" | "pad"
     )
 }
 
@@ -1482,7 +1702,7 @@ pub fn is_mutating(name: &str) -> bool {
 pub fn resizes(name: &str) -> bool {
     matches!(
         name,
-        "push" | "shift" | "pop" | "remove" | "insert" | "clear" | "truncate"
+        "push" | "shift" | "pop" | "remove" | "insert" | "clear" | "truncate" | "pad"
     )
 }
 
@@ -1497,7 +1717,7 @@ pub fn rooted_at_this(e: &Expr) -> bool {
 fn assigns_this(b: &Block) -> bool {
     b.stmts.iter().any(|s| match s {
         Stmt::Assign { place, .. } => rooted_at_this(place) || assigns_in_exprs(place),
-        Stmt::Let(_, e) | Stmt::Expr(e) | Stmt::Return(Some(e), _) => assigns_in_exprs(e),
+        Stmt::Let(_, e) | Stmt::Expr(e) | Stmt::Return(Some(e), _) | Stmt::Throw(e, _) => assigns_in_exprs(e),
         Stmt::While(c, b, _) | Stmt::Do(b, c, _, _) => assigns_in_exprs(c) || assigns_this(b),
         Stmt::For { iter, body, .. } => {
             let i = match iter {

@@ -66,6 +66,8 @@ pub enum Stmt {
     Break(Pos),
     Continue(Pos),
     Return(Option<Expr>, Pos),
+    /// `throw value`: the script fails with the value's text.
+    Throw(Expr, Pos),
 }
 
 #[derive(Clone, Debug)]
@@ -150,6 +152,11 @@ pub enum Kind {
     Block(Block),
     /// An interpolated string: the parts' texts joined.
     Interp(Vec<Expr>),
+    /// A script function named as a value: `|x| ..` (an anonymous
+    /// function, which captures nothing: Rhai's `no_closure`) or
+    /// `Fn("name")`. Only an argument of a method that calls it
+    /// (`crate::infer::CALLBACK_METHODS`).
+    FnPtr(String),
 }
 
 impl Expr {
@@ -191,7 +198,7 @@ fn walk_expr_in<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr), mut blocks: Option
     };
     let mut inner: [Option<&'a Block>; 2] = [None, None];
     match &e.kind {
-        Kind::Int(_) | Kind::Bool(_) | Kind::Str(_) | Kind::Unit | Kind::Var(_) | Kind::This => {}
+        Kind::Int(_) | Kind::Bool(_) | Kind::Str(_) | Kind::Unit | Kind::Var(_) | Kind::This | Kind::FnPtr(_) => {}
         Kind::Array(items) | Kind::And(items) | Kind::Or(items) | Kind::Interp(items) => {
             items.iter().for_each(|x| sub(x, f, &mut blocks))
         }
@@ -236,7 +243,7 @@ pub fn walk_block<'a>(b: &'a Block, f: &mut dyn FnMut(&'a Expr)) {
 
 pub fn walk_stmt<'a>(s: &'a Stmt, f: &mut dyn FnMut(&'a Expr)) {
     match s {
-        Stmt::Let(_, e) | Stmt::Expr(e) => walk_expr(e, f),
+        Stmt::Let(_, e) | Stmt::Expr(e) | Stmt::Throw(e, _) => walk_expr(e, f),
         Stmt::Assign { place, value, .. } => {
             walk_expr(value, f);
             walk_expr(place, f);
@@ -274,7 +281,7 @@ pub fn renumber_block(b: &mut Block, next: &mut ExprId) {
 
 fn renumber_stmt(s: &mut Stmt, next: &mut ExprId) {
     match s {
-        Stmt::Let(_, e) | Stmt::Expr(e) => renumber_expr(e, next),
+        Stmt::Let(_, e) | Stmt::Expr(e) | Stmt::Throw(e, _) => renumber_expr(e, next),
         Stmt::Assign { place, value, .. } => {
             renumber_expr(value, next);
             renumber_expr(place, next);
@@ -302,7 +309,7 @@ fn renumber_expr(e: &mut Expr, next: &mut ExprId) {
     e.id = *next;
     *next += 1;
     match &mut e.kind {
-        Kind::Int(_) | Kind::Bool(_) | Kind::Str(_) | Kind::Unit | Kind::Var(_) | Kind::This => {}
+        Kind::Int(_) | Kind::Bool(_) | Kind::Str(_) | Kind::Unit | Kind::Var(_) | Kind::This | Kind::FnPtr(_) => {}
         Kind::Array(items) | Kind::And(items) | Kind::Or(items) | Kind::Interp(items) => {
             items.iter_mut().for_each(|x| renumber_expr(x, next))
         }

@@ -18,6 +18,7 @@ pub mod infer;
 pub mod ir;
 pub mod lower;
 pub mod profdata;
+pub mod refused;
 pub mod setup_fields;
 pub mod specialize;
 pub mod types;
@@ -136,7 +137,7 @@ impl std::hash::Hasher for Fnv {
 }
 
 /// Bumped whenever generated code changes for the same input.
-pub const COMPILER_REVISION: u32 = 8;
+pub const COMPILER_REVISION: u32 = 9;
 
 /// A script the compiler cannot translate, at its place.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -340,6 +341,125 @@ mod tests {
         assert_eq!(out.rust.matches("/// `filled`").count(), 3, "{}", out.rust);
         assert!(out.rust.contains("f_numbers: Vec<i64>,"), "{}", out.rust);
         assert!(out.rust.contains("f_names: Vec<Str>,"), "{}", out.rust);
+    }
+
+    #[test]
+    fn anonymous_functions_compile_typed_as_functions_of_their_own() {
+        let out = compile(&facts(
+            r#"
+            fn setup() {
+                let a = [3, 1, 2];
+                this.small = a.filter(|x| x <= 2);
+                this.names = a.map(|x, i| `${x}@${i}`);
+                this.total = a.reduce(|s, x| s + x, 0);
+                a.sort(|p, q| q - p);
+                this.sorted = a;
+                this.any = a.some(|x| x > 2) && a.all(|x| x > 0);
+                this.first = a.index_of(|x| x == 2);
+            }
+            "#,
+        ))
+        .expect("compiles");
+        assert!(out.fallbacks.is_empty(), "{:?}", dynamic(&out));
+        // One function each, besides setup; not counted twice for one body.
+        assert_eq!(out.functions, 8, "{}", out.rust);
+        assert!(out.rust.contains("f_small: Vec<i64>,"), "{}", out.rust);
+        assert!(out.rust.contains("f_names: Vec<Str>,"), "{}", out.rust);
+        assert!(out.rust.contains("f_total: i64,"), "{}", out.rust);
+        assert!(out.rust.contains("sort_by_script("), "{}", out.rust);
+    }
+
+    #[test]
+    fn a_function_pointer_outside_a_method_call_is_refused_at_its_line() {
+        let e = compile(&facts(
+            "fn setup() {\n    let f = |x| x + 1;\n    this.a = [1].map(f);\n}\n",
+        ))
+        .err();
+        let e = e.expect("refused");
+        assert_eq!((e.pos.line, e.file.clone()), (2, PathBuf::from("rules.rhai")), "{e}");
+        assert!(e.message.contains("a function pointer"), "{e}");
+        let e = compile(&facts("fn setup() {\n    this.a = [1].map(|x| this.b);\n}\n")).err();
+        assert!(e
+            .expect("refused")
+            .message
+            .contains("this in a function given to a method"));
+    }
+
+    #[test]
+    fn names_held_in_variables_are_looked_up_when_the_call_runs() {
+        let mut f = facts(
+            r#"
+            fn setup() {
+                let s = "play";
+                enter_step(s);
+                let k = "sh" + "out";
+                this.p = param(k);
+                let c = ["calls"][0];
+                stat(c, 1);
+            }
+            fn play_legal() { let n = "go"; add(n); add_all(n, []); }
+            "#,
+        );
+        f.steps = vec![StepFacts {
+            name: "play".into(),
+            legal: "play_legal".into(),
+            enter: None,
+        }];
+        f.params = vec![("shout".into(), Scalar::Bool)];
+        f.stats = vec!["calls".into()];
+        f.actions = vec![ActionFacts {
+            name: "go".into(),
+            apply: "do_go".into(),
+            arity: 0,
+        }];
+        let out = compile(&f).expect("compiles");
+        for lookup in [
+            "rt.step_index(",
+            "rt.param_named(",
+            "rt.stat_index(",
+            "rt.action_index(",
+        ] {
+            assert!(out.rust.contains(lookup), "{lookup}: {}", out.rust);
+        }
+        assert!(!out.rust.contains("needs the"), "{}", out.rust);
+    }
+
+    #[test]
+    fn a_switch_finds_its_case_values_again_and_refuses_a_character() {
+        let out = compile(&facts(
+            r#"
+            fn setup() {
+                let n = turn();
+                this.band = switch n { 0 | 1 => "low", -3 => "odd", 2..=9 => "mid", 10..20 if n > 12 => "late", _ => "high" };
+                this.flag = switch "b" + "" { "a" => 1, "b" => 2, _ => 3 };
+            }
+            "#,
+        ))
+        .expect("compiles");
+        assert!(out.fallbacks.is_empty(), "{:?}", dynamic(&out));
+        // Every value written in a case is in the generated tests.
+        for v in ["Str::lit(\"a\")", "Str::lit(\"b\")", "-3"] {
+            assert!(out.rust.contains(v), "{v}: {}", out.rust);
+        }
+        let e = compile(&facts("fn setup() {\n    switch 'x' { 'x' => 1, _ => 2 };\n}\n")).err();
+        let e = e.expect("refused");
+        assert_eq!(e.pos.line, 2, "{e}");
+        assert!(e.message.contains("switch cases of other kinds"), "{e}");
+    }
+
+    #[test]
+    fn throw_and_coalesce_compile() {
+        let out = compile(&facts(
+            r#"
+            fn setup() {
+                let m = #{};
+                this.n = m["x"] ?? 3;
+                if turn() > 1000 { throw "too late: " + turn(); }
+            }
+            "#,
+        ))
+        .expect("compiles");
+        assert!(out.rust.contains("__thrown"), "{}", out.rust);
     }
 
     #[test]

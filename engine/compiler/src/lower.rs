@@ -7,7 +7,7 @@
 
 use crate::ir::*;
 use crate::CompileError;
-use rhai::{ASTFlags, ASTNode, Expr as RExpr, FnCallExpr, Position, Stmt as RStmt};
+use rhai::{ASTFlags, ASTNode, Expr as RExpr, FnCallExpr, Position, Stmt as RStmt, SwitchCasesCollection};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -32,12 +32,13 @@ pub fn lower_file(
         message: format!("syntax error: {}", e.err_type()),
     })?;
     ast.clear_statements();
-    // Every function's body span, to assign the body statements by position.
+    // Every function with its body's statements: each function is walked
+    // in an AST holding only it (anonymous functions' bodies lie inside
+    // their parent's span, so positions cannot tell them apart).
     struct Def {
         name: String,
         params: Vec<String>,
         start: (usize, usize),
-        end: (usize, usize),
         pos: Pos,
         stmts: Vec<RStmt>,
     }
@@ -48,38 +49,35 @@ pub fn lower_file(
             name: f.name.to_string(),
             params: f.params.iter().map(|p| p.to_string()).collect(),
             start: key(f.body.start_position()),
-            end: key(f.body.end_position()),
             pos: at(f.body.start_position()),
             stmts: Vec::new(),
         })
         .collect();
     defs.sort_by_key(|d| d.start);
-    let mut roots: Vec<RStmt> = Vec::new();
-    ast.walk(&mut |path: &[ASTNode]| {
-        if let [ASTNode::Stmt(s)] = path {
-            roots.push((*s).clone());
-        }
-        true
-    });
-    for s in roots {
-        let p = key(s.position());
-        if p == (0, 0) {
-            continue;
-        }
-        if let Some(d) = defs.iter_mut().find(|d| d.start <= p && p <= d.end) {
-            d.stmts.push(s);
-        }
+    for d in &mut defs {
+        let mut only = ast.clone();
+        only.retain_functions(|_, _, name, arity| name == d.name && arity == d.params.len());
+        only.walk(&mut |path: &[ASTNode]| {
+            if let [ASTNode::Stmt(s)] = path {
+                d.stmts.push((*s).clone());
+            }
+            true
+        });
     }
     let mut out = Vec::new();
     for d in defs {
         let mut l = Lower {
             path,
+            text,
+            case_values: None,
             scopes: vec![HashMap::new()],
             vars: Vec::new(),
             next_expr,
+            anonymous: is_anonymous(&d.name),
         };
         let params = d.params.iter().map(|p| l.declare(p)).collect();
         let body = l.block(&d.stmts)?;
+        l.check_fn_pointers(&body)?;
         // The definition's line: the body starts on it or below; report the
         // `fn` line when it can be found above.
         let line = crate::fn_line(text, &d.name).unwrap_or(d.pos.line as usize) as u32;
@@ -99,9 +97,23 @@ pub fn lower_file(
 
 struct Lower<'a> {
     path: &'a Path,
+    text: &'a str,
+    /// The values `switch` cases may match, by Rhai's hash of each (see
+    /// `Lower::switch`); made on the first switch of the file.
+    case_values: Option<HashMap<u64, Kind>>,
     scopes: Vec<HashMap<String, VarId>>,
     vars: Vec<String>,
     next_expr: &'a mut ExprId,
+    /// Lowering an anonymous function (`|x| ..`): Rhai binds `this` in it
+    /// to the array element a method hands it, which compiled code does
+    /// not model.
+    anonymous: bool,
+}
+
+/// Rhai's name for an anonymous function (`|x| ..`), which it defines as a
+/// script function of its own.
+pub fn is_anonymous(name: &str) -> bool {
+    name.starts_with("anon$")
 }
 
 fn pos_of(p: Position) -> Pos {
@@ -118,6 +130,47 @@ impl Lower<'_> {
             pos: pos_of(pos),
             message: message.into(),
         }
+    }
+
+    /// A construct the compiler refuses (see [`crate::refused`]).
+    fn refuse(&self, pos: Position, construct: &str) -> CompileError {
+        self.err(pos, crate::refused::message(construct))
+    }
+
+    /// Every function pointer in `body` must be an argument of a method
+    /// that calls it (`a.filter(|x| ..)`): stored or passed anywhere else,
+    /// which function runs is known only at run time.
+    fn check_fn_pointers(&self, body: &Block) -> Result<(), CompileError> {
+        let mut allowed = std::collections::HashSet::new();
+        let mut bad: Option<Pos> = None;
+        walk_block(body, &mut |e| match &e.kind {
+            Kind::Method { name, args, .. } | Kind::Call { name, args, .. }
+                if crate::infer::CALLBACK_METHODS.contains(&name.as_str()) =>
+            {
+                for a in args {
+                    allowed.insert(a.id);
+                }
+            }
+            Kind::FnPtr(_) if !allowed.contains(&e.id) => {
+                bad.get_or_insert(e.pos);
+            }
+            _ => {}
+        });
+        match bad {
+            Some(pos) => Err(CompileError {
+                file: self.path.to_path_buf(),
+                pos,
+                message: crate::refused::message("a function pointer"),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// A variable of the compiler's own, for a value lowering names
+    /// (`a ?? b` keeps `a` in one).
+    fn temporary(&mut self) -> VarId {
+        let name = format!("$tmp{}", self.vars.len());
+        self.declare(&name)
     }
 
     fn declare(&mut self, name: &str) -> VarId {
@@ -229,7 +282,7 @@ impl Lower<'_> {
             }
             RStmt::BreakLoop(value, flags, pos) => {
                 if value.is_some() {
-                    return Err(self.err(*pos, "break with a value is not supported by the compiler"));
+                    return Err(self.refuse(*pos, "break with a value"));
                 }
                 if flags.intersects(ASTFlags::BREAK) {
                     Stmt::Break(pos_of(*pos))
@@ -239,8 +292,12 @@ impl Lower<'_> {
             }
             RStmt::Return(value, flags, pos) => {
                 if flags.intersects(ASTFlags::BREAK) {
-                    // `throw`
-                    return Err(self.err(*pos, "throw is not supported by the compiler"));
+                    // `throw`: the value's text is the failure's message.
+                    let v = match value {
+                        Some(e) => self.expr(e)?,
+                        None => self.mk(*pos, Kind::Unit),
+                    };
+                    return Ok(Some(Stmt::Throw(v, pos_of(*pos))));
                 }
                 let v = match value {
                     Some(e) => Some(self.expr(e)?),
@@ -248,11 +305,10 @@ impl Lower<'_> {
                 };
                 Stmt::Return(v, pos_of(*pos))
             }
-            RStmt::Switch(_, pos) => {
-                return Err(self.err(*pos, "switch is not supported by the compiler yet (use if/else)"))
-            }
-            RStmt::TryCatch(_, pos) => return Err(self.err(*pos, "try/catch is not supported by the compiler")),
-            other => return Err(self.err(other.position(), "this statement is not supported by the compiler")),
+            RStmt::Switch(x, pos) => Stmt::Expr(self.switch(x, *pos)?),
+            RStmt::TryCatch(_, pos) => return Err(self.refuse(*pos, "try/catch")),
+            RStmt::Import(_, pos) | RStmt::Export(_, pos) => return Err(self.refuse(*pos, "modules")),
+            other => return Err(self.refuse(other.position(), "other statements")),
         }))
     }
 
@@ -299,6 +355,9 @@ impl Lower<'_> {
                     self.mk(pos, Kind::Bool(b))
                 } else if d.is_string() {
                     self.mk(pos, Kind::Str(d.to_string()))
+                } else if d.is_fnptr() {
+                    let name = d.clone().cast::<rhai::FnPtr>().fn_name().to_string();
+                    self.mk(pos, Kind::FnPtr(name))
                 } else if d.is_array() {
                     let items: Vec<RExpr> = d
                         .clone()
@@ -310,7 +369,7 @@ impl Lower<'_> {
                     let items = self.exprs(&items)?;
                     self.mk(pos, Kind::Array(items))
                 } else {
-                    return Err(self.err(pos, format!("unsupported constant of type {}", d.type_name())));
+                    return Err(self.refuse(pos, "other constants"));
                 }
             }
             RExpr::InterpolatedString(parts, _) => {
@@ -337,6 +396,7 @@ impl Lower<'_> {
                 };
                 self.mk(pos, Kind::Var(v))
             }
+            RExpr::ThisPtr(_) if self.anonymous => return Err(self.refuse(pos, "this in a function given to a method")),
             RExpr::ThisPtr(_) => self.mk(pos, Kind::This),
             RExpr::Stmt(block) => {
                 let stmts = block.statements();
@@ -357,16 +417,172 @@ impl Lower<'_> {
                 self.mk(pos, Kind::Or(items))
             }
             RExpr::Dot(..) | RExpr::Index(..) => self.chain(e)?,
-            RExpr::Coalesce(..) => return Err(self.err(pos, "?? is not supported by the compiler")),
-            other => return Err(self.err(other.position(), "this expression is not supported by the compiler")),
+            RExpr::Coalesce(items, _) => self.coalesce(items, pos)?,
+            RExpr::FloatConstant(..) => return Err(self.refuse(pos, "floats")),
+            other => return Err(self.refuse(other.position(), "other expressions")),
         })
+    }
+
+    /// `switch v { 1 => a, 2 | 3 => b, 4..=6 if c => d, _ => e }` as a chain
+    /// of `if`s on a variable holding `v`, in the order Rhai tries the
+    /// cases: those matching a value (each in the order written), then the
+    /// ranges, then `_`.
+    ///
+    /// Rhai keeps only a hash of each case's value in the parsed script.
+    /// The values are found again by hashing every literal of the file
+    /// with Rhai's own hash (`Dynamic`'s `Hash`, through the hasher Rhai's
+    /// parser used in this same process); a case whose value is not found
+    /// so is refused.
+    fn switch(&mut self, x: &(RExpr, SwitchCasesCollection), pos: Position) -> Result<Expr, CompileError> {
+        let (scrutinee, cases) = x;
+        let value = self.expr(scrutinee)?;
+        self.scopes.push(HashMap::new());
+        let t = self.temporary();
+        let known = self.case_values.get_or_insert_with(|| case_values(self.text)).clone();
+        // (index of the case, what its value must be)
+        let mut by_value: Vec<(usize, Kind)> = Vec::new();
+        // Rhai hashes a range case's value too (an entry no value matches).
+        let ranges: std::collections::HashSet<usize> = cases.ranges.iter().map(|r| r.index()).collect();
+        for (hash, list) in cases.cases.iter() {
+            let Some(v) = known.get(hash) else {
+                if list.blocks.iter().all(|i| ranges.contains(i)) {
+                    continue;
+                }
+                return Err(self.refuse(pos, "switch cases of other kinds"));
+            };
+            by_value.extend(list.blocks.iter().map(|&i| (i, v.clone())));
+        }
+        by_value.sort_by_key(|(i, _)| *i);
+        let mut arms: Vec<(Expr, Expr)> = Vec::new();
+        for (i, v) in by_value {
+            let read = self.mk(pos, Kind::Var(t));
+            let lit = self.mk(pos, v);
+            let mut test = self.mk(pos, Kind::Binary(BinOp::Eq, Box::new(read), Box::new(lit)));
+            test = self.guarded(test, &cases.expressions[i].lhs, pos)?;
+            arms.push((test, self.expr(&cases.expressions[i].rhs)?));
+        }
+        for r in cases.ranges.iter() {
+            let (start, end, inclusive) = match r {
+                rhai::RangeCase::ExclusiveInt(r, _) => (r.start, r.end, false),
+                rhai::RangeCase::InclusiveInt(r, _) => (*r.start(), *r.end(), true),
+            };
+            let read = self.mk(pos, Kind::Var(t));
+            let kind = self.mk(
+                pos,
+                Kind::Call {
+                    name: "type_of".into(),
+                    args: vec![read],
+                    with_this: false,
+                },
+            );
+            let i64_ = self.mk(pos, Kind::Str("i64".into()));
+            let is_int = self.mk(pos, Kind::Binary(BinOp::Eq, Box::new(kind), Box::new(i64_)));
+            let (read, low) = (self.mk(pos, Kind::Var(t)), self.mk(pos, Kind::Int(start)));
+            let above = self.mk(pos, Kind::Binary(BinOp::Ge, Box::new(read), Box::new(low)));
+            let (read, high) = (self.mk(pos, Kind::Var(t)), self.mk(pos, Kind::Int(end)));
+            let op = if inclusive { BinOp::Le } else { BinOp::Lt };
+            let below = self.mk(pos, Kind::Binary(op, Box::new(read), Box::new(high)));
+            let test = self.mk(pos, Kind::And(vec![is_int, above, below]));
+            let test = self.guarded(test, &cases.expressions[r.index()].lhs, pos)?;
+            arms.push((test, self.expr(&cases.expressions[r.index()].rhs)?));
+        }
+        let mut chain = match cases.def_case {
+            Some(i) => self.expr(&cases.expressions[i].rhs)?,
+            None => self.mk(pos, Kind::Unit),
+        };
+        for (test, body) in arms.into_iter().rev() {
+            chain = self.mk(
+                pos,
+                Kind::If(
+                    Box::new(test),
+                    Block {
+                        stmts: vec![Stmt::Expr(body)],
+                    },
+                    Block {
+                        stmts: vec![Stmt::Expr(chain)],
+                    },
+                ),
+            );
+        }
+        self.scopes.pop();
+        Ok(self.mk(
+            pos,
+            Kind::Block(Block {
+                stmts: vec![Stmt::Let(t, value), Stmt::Expr(chain)],
+            }),
+        ))
+    }
+
+    /// `test && guard`, for a case written `value if guard => ..`.
+    fn guarded(&mut self, test: Expr, guard: &RExpr, pos: Position) -> Result<Expr, CompileError> {
+        if matches!(guard, RExpr::BoolConstant(true, _)) {
+            return Ok(test);
+        }
+        let g = self.expr(guard)?;
+        Ok(self.mk(pos, Kind::And(vec![test, g])))
+    }
+
+    /// `a ?? b ?? ..`: the first that is not `()`, later ones evaluated
+    /// only when needed: `{ let t = a; if type_of(t) == "()" { b ?? .. } else { t } }`.
+    fn coalesce(&mut self, items: &[RExpr], pos: Position) -> Result<Expr, CompileError> {
+        let [first, rest @ ..] = items else {
+            return Ok(self.mk(pos, Kind::Unit));
+        };
+        if rest.is_empty() {
+            return self.expr(first);
+        }
+        let value = self.expr(first)?;
+        self.scopes.push(HashMap::new());
+        let t = self.temporary();
+        let read = self.mk(pos, Kind::Var(t));
+        let read_again = self.mk(pos, Kind::Var(t));
+        let kind = self.mk(
+            pos,
+            Kind::Call {
+                name: "type_of".into(),
+                args: vec![read],
+                with_this: false,
+            },
+        );
+        let unit = self.mk(pos, Kind::Str("()".into()));
+        let test = self.mk(pos, Kind::Binary(BinOp::Eq, Box::new(kind), Box::new(unit)));
+        let other = self.coalesce(rest, pos)?;
+        self.scopes.pop();
+        let pick = self.mk(
+            pos,
+            Kind::If(
+                Box::new(test),
+                Block {
+                    stmts: vec![Stmt::Expr(other)],
+                },
+                Block {
+                    stmts: vec![Stmt::Expr(read_again)],
+                },
+            ),
+        );
+        Ok(self.mk(
+            pos,
+            Kind::Block(Block {
+                stmts: vec![Stmt::Let(t, value), Stmt::Expr(pick)],
+            }),
+        ))
     }
 
     /// A call or an operator.
     fn call(&mut self, fc: &FnCallExpr, pos: Position, with_this: bool) -> Result<Expr, CompileError> {
         let name = fc.name.as_str();
         if fc.is_qualified() {
-            return Err(self.err(pos, format!("module calls ({name}) are not supported")));
+            return Err(self.refuse(pos, "modules"));
+        }
+        if with_this && self.anonymous {
+            return Err(self.refuse(pos, "this in a function given to a method"));
+        }
+        // `Fn("name")`: a pointer to a script function named by a literal.
+        if name == "Fn" && fc.args.len() == 1 {
+            if let RExpr::StringConstant(target, _) = &fc.args[0] {
+                return Ok(self.mk(pos, Kind::FnPtr(target.to_string())));
+            }
+            return Err(self.refuse(pos, "a function pointer"));
         }
         if fc.op_token.is_some() || (fc.args.len() <= 2 && !with_this && is_operator_name(name)) {
             let args = self.exprs(&fc.args)?;
@@ -378,9 +594,9 @@ impl Lower<'_> {
                 ("in", Some(a), Some(b)) => self.mk(pos, Kind::In(Box::new(a), Box::new(b))),
                 (op, Some(a), Some(b)) => match BinOp::from_syntax(op) {
                     Some(op) => self.mk(pos, Kind::Binary(op, Box::new(a), Box::new(b))),
-                    None => return Err(self.err(pos, format!("operator {op} is not supported by the compiler"))),
+                    None => return Err(self.err(pos, crate::refused::message_for("other operators", op))),
                 },
-                (op, ..) => return Err(self.err(pos, format!("operator {op} is not supported by the compiler"))),
+                (op, ..) => return Err(self.err(pos, crate::refused::message_for("other operators", op))),
             });
         }
         let args = self.exprs(&fc.args)?;
@@ -481,6 +697,47 @@ impl Lower<'_> {
             },
         ))
     }
+}
+
+/// Every literal of `text` a `switch` case may be (numbers, either sign;
+/// strings; characters; true and false), by the hash Rhai's parser gave
+/// it (`calc_switch_value_hash`, not exported: the same hasher, seeded as
+/// Rhai seeds it, over `Dynamic`'s `Hash`).
+fn case_values(text: &str) -> HashMap<u64, Kind> {
+    use rhai::{Dynamic, ImmutableString, Token};
+    use std::hash::{BuildHasher, Hash, Hasher};
+    let hash = |d: &Dynamic| {
+        let mut h = match rhai::config::hashing::get_hashing_seed() {
+            Some([a, b, c, d]) if (a | b | c | d) != 0 => ahash::RandomState::with_seeds(*a, *b, *c, *d).build_hasher(),
+            _ => ahash::AHasher::default(),
+        };
+        d.hash(&mut h);
+        h.finish()
+    };
+    let engine = rhai::Engine::new();
+    let mut out = HashMap::new();
+    for (token, _) in engine.lex(&[text]).0 {
+        if matches!(token, Token::EOF) {
+            break;
+        }
+        let found: Vec<(Dynamic, Kind)> = match token {
+            Token::IntegerConstant(i) => vec![
+                (Dynamic::from(i), Kind::Int(i)),
+                (Dynamic::from(i.wrapping_neg()), Kind::Int(i.wrapping_neg())),
+            ],
+            Token::StringConstant(s) => vec![(
+                Dynamic::from(ImmutableString::from(s.as_str())),
+                Kind::Str(s.to_string()),
+            )],
+            Token::True => vec![(Dynamic::from(true), Kind::Bool(true))],
+            Token::False => vec![(Dynamic::from(false), Kind::Bool(false))],
+            _ => Vec::new(),
+        };
+        for (d, k) in found {
+            out.insert(hash(&d), k);
+        }
+    }
+    out
 }
 
 fn is_operator_name(name: &str) -> bool {

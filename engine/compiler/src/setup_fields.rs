@@ -188,7 +188,7 @@ fn whole_field(place: &Expr) -> Option<&str> {
 
 /// Does `s` hold a `return` (which would leave the function early)?
 fn may_return(s: &Stmt) -> bool {
-    let mut found = matches!(s, Stmt::Return(..));
+    let mut found = matches!(s, Stmt::Return(..) | Stmt::Throw(..));
     let check = |b: &Block| b.stmts.iter().any(may_return);
     match s {
         Stmt::While(_, b, _) | Stmt::Do(b, ..) | Stmt::For { body: b, .. } => found |= check(b),

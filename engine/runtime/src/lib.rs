@@ -383,6 +383,8 @@ impl CardData<'_> {
 #[derive(Default)]
 pub struct CardTables {
     decks: RefCell<Vec<Option<std::rc::Rc<dyn std::any::Any>>>>,
+    /// The name tables, for names computed at run time (`Rt::action_index`).
+    names: std::cell::OnceCell<rulesmith_core::ctx::Names>,
 }
 
 /// One deck's table: its ids sorted for lookup, and the records built so far.
@@ -502,6 +504,35 @@ impl Rt<'_> {
     }
     pub fn has_deck(&self, name: &Str) -> bool {
         self.variant.decks.iter().any(|d| d.name == name.as_str())
+    }
+    /// The variant's name tables, the interpreter's own (`Names`): built
+    /// once per rule set, on the first name computed at run time.
+    fn names(&self) -> &rulesmith_core::ctx::Names {
+        self.cards
+            .names
+            .get_or_init(|| rulesmith_core::ctx::Names::new(self.variant))
+    }
+    /// The index of the action named `name` (a name computed at run time).
+    pub fn action_index(&self, name: &Str) -> Result<usize, String> {
+        self.names().action(name.as_str()).map(usize::from)
+    }
+    /// The index of the step named `name` (a name computed at run time).
+    pub fn step_index(&self, name: &Str) -> Result<usize, String> {
+        self.names().step(name.as_str())
+    }
+    /// The index of the statistic named `name` (a name computed at run time).
+    pub fn stat_index(&self, name: &Str) -> Result<usize, String> {
+        self.names().stat(name.as_str())
+    }
+    /// `param(name)` with a name computed at run time: the value, of
+    /// whatever type the parameter has.
+    pub fn param_named(&self, name: &Str) -> Result<Value, String> {
+        let i = self.names().param(name.as_str())?;
+        Ok(match &self.variant.params[i].value {
+            variant::Value::Int(x) => Value::Int(*x),
+            variant::Value::Bool(b) => Value::Bool(*b),
+            variant::Value::Str(s) => Value::Str(Str::from(s.clone())),
+        })
     }
     /// The index of the deck named `name` (a name computed at run time).
     pub fn deck_index(&self, name: &Str) -> Result<usize, String> {

@@ -291,6 +291,66 @@ pub fn arr_truncate<T>(v: &mut Vec<T>, n: i64) {
     v.truncate(n.max(0) as usize);
 }
 
+/// `pad(n, x)`: copies of `x` added up to length `n`, within the size
+/// limit; nothing when the array is already as long (or `n` is negative),
+/// as in Rhai.
+pub fn arr_pad<T: Clone>(v: &mut Vec<T>, n: i64, x: T) -> R<()> {
+    let Ok(n) = usize::try_from(n) else {
+        return Ok(());
+    };
+    if n > v.len() {
+        array_fits(n)?;
+        v.resize(n, x);
+    }
+    Ok(())
+}
+
+/// What a function given to `filter`, `some`, `all`, `index_of` or `find`
+/// answered, as Rhai reads it: `true` keeps, anything else does not.
+pub fn callback_true(v: &Value) -> bool {
+    matches!(v, Value::Bool(true))
+}
+
+/// What a comparison function given to `sort` answered, as Rhai reads it:
+/// a number's sign, `true` for "before" and `false` for "after"; anything
+/// else (or a failure) leaves the two as they are.
+pub fn callback_order(v: Option<Value>) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    match v {
+        Some(Value::Int(i)) => i.cmp(&0),
+        Some(Value::Bool(true)) => Ordering::Less,
+        Some(Value::Bool(false)) => Ordering::Greater,
+        _ => Ordering::Equal,
+    }
+}
+
+/// `sort(|a, b| ..)`: a stable merge sort by the script's comparison, as
+/// Rhai's (std's stable sort) orders: for a comparison that is an order,
+/// every stable sort gives the same result. Unlike std's, it never panics
+/// on a comparison that is not an order (compiled rules abort on a panic).
+pub fn sort_by_script<T: Clone, F: FnMut(&T, &T) -> std::cmp::Ordering>(v: &mut [T], cmp: &mut F) {
+    if v.len() <= 1 {
+        return;
+    }
+    let mid = v.len() / 2;
+    sort_by_script(&mut v[..mid], cmp);
+    sort_by_script(&mut v[mid..], cmp);
+    let left = v[..mid].to_vec();
+    let right = v[mid..].to_vec();
+    let (mut i, mut j) = (0, 0);
+    for slot in v.iter_mut() {
+        // Equal elements: the left one first (stable).
+        let take_right = i == left.len() || (j < right.len() && cmp(&right[j], &left[i]) == std::cmp::Ordering::Less);
+        if take_right {
+            *slot = right[j].clone();
+            j += 1;
+        } else {
+            *slot = left[i].clone();
+            i += 1;
+        }
+    }
+}
+
 /// Element types `sort()` orders, as Rhai does: numbers, strings and
 /// booleans; an array of dynamic values only when all are of one of those
 /// kinds (with Rhai's messages otherwise).
@@ -677,6 +737,13 @@ pub fn vmethod_mut(v: &mut Value, name: &str, args: Vec<Value>) -> R<Value> {
             }
             ref other => Err(Fail::new(format!("insert takes an index, not {}", other.type_name()))),
         },
+        ("pad", Value::Arr(a), mut x) if x.len() == 2 => match x[0] {
+            Value::Int(n) => {
+                arr_pad(a, n, x.remove(1))?;
+                Ok(Value::Unit)
+            }
+            ref other => Err(Fail::new(format!("pad takes a length, not {}", other.type_name()))),
+        },
         ("remove", Value::Arr(a), x) if x.len() == 1 => match &x[0] {
             Value::Int(i) => Ok(arr_remove(a, *i).unwrap_or_default()),
             other => Err(Fail::new(format!("remove takes an index, not {}", other.type_name()))),
@@ -815,5 +882,30 @@ mod tests {
             .unwrap_err()
             .message
             .contains("needs an array, not i64"));
+    }
+
+    #[test]
+    fn pad_grows_to_the_length_asked_and_never_shrinks() {
+        let mut v = vec![1];
+        arr_pad(&mut v, 3, 0).unwrap();
+        assert_eq!(v, [1, 0, 0]);
+        arr_pad(&mut v, 2, 9).unwrap();
+        arr_pad(&mut v, -1, 9).unwrap();
+        assert_eq!(v, [1, 0, 0]);
+    }
+
+    #[test]
+    fn a_script_sort_is_stable_and_survives_a_comparison_that_is_no_order() {
+        let mut words = vec!["ccc", "a", "bb", "d", "ee"];
+        sort_by_script(&mut words, &mut |a: &&str, b: &&str| a.len().cmp(&b.len()));
+        assert_eq!(words, ["a", "d", "bb", "ee", "ccc"]);
+        // "Always before": no order at all, and still no panic.
+        let mut v: Vec<i64> = (0..50).rev().collect();
+        sort_by_script(&mut v, &mut |_: &i64, _: &i64| std::cmp::Ordering::Less);
+        assert_eq!(v.len(), 50);
+        assert_eq!(callback_order(Some(Value::Bool(true))), std::cmp::Ordering::Less);
+        assert_eq!(callback_order(Some(Value::Int(-4))), std::cmp::Ordering::Less);
+        assert_eq!(callback_order(None), std::cmp::Ordering::Equal);
+        assert!(callback_true(&Value::Bool(true)) && !callback_true(&Value::Int(1)));
     }
 }
