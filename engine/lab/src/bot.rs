@@ -23,6 +23,14 @@ pub trait Bot {
     /// on (its `evaluate`): a bot never hides one by scoring the position 0,
     /// so a broken evaluation stops the game at its first failing call.
     fn choose(&mut self, game: &Game, state: &State, legal: &[Action]) -> Result<usize, GameError>;
+
+    /// The generator of a bot that picks uniformly among the legal
+    /// actions, `rng::below(rng, legal.len())`, and does nothing else:
+    /// then a game need not list the actions to pick one (see
+    /// `Game::pick_and_apply_scratch`), and picks the same one.
+    fn uniform(&mut self) -> Option<&mut GameRng> {
+        None
+    }
 }
 
 /// Builds a bot from its name: `random`, `greedy`, `mcts`, `mcts:N` (N
@@ -47,7 +55,12 @@ pub fn from_spec(spec: &str, seed: u64) -> Result<Box<dyn Bot>, String> {
             };
             budget
                 .map(|b| Box::new(MctsBot::new(seed, b)) as Box<dyn Bot>)
-                .ok_or_else(|| format!("bot '{spec}': expected mcts:N (playouts) or mcts:Nms (milliseconds)"))
+                .ok_or_else(|| {
+                    format!(
+                        "bot '{spec}': expected mcts:N (N playouts per decision, at least 1) or mcts:Nms \
+                         (N milliseconds per decision, at least 1), e.g. mcts:200 or mcts:50ms"
+                    )
+                })
         }
         _ => Err(format!(
             "unknown bot '{spec}' (expected random, greedy, mcts, mcts:N or mcts:Nms)"
@@ -106,6 +119,10 @@ impl Bot for RandomBot {
 
     fn choose(&mut self, _game: &Game, _state: &State, legal: &[Action]) -> Result<usize, GameError> {
         Ok(rng::below(&mut self.rng, legal.len() as u32) as usize)
+    }
+
+    fn uniform(&mut self) -> Option<&mut GameRng> {
+        Some(&mut self.rng)
     }
 }
 
