@@ -81,6 +81,9 @@ enum Pick {
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
+    if let Some(path) = &args.record {
+        crate::common::writable_file("--record", path)?;
+    }
     let game = load_game(&args.variant, &args.common)?;
     let n = players(&game, args.players)?;
     let mut humans = vec![false; n];
