@@ -74,6 +74,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
             games += 1;
         }
     }
+    for w in v.warnings() {
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), "warning: {w}");
+    }
     crate::outln!(
         "ok: {} ({}), {} to {} players, {} actions, {} steps, {} parameters, {} invariants; {games} smoke games played",
         v.name,
@@ -89,19 +93,28 @@ pub fn run(args: Args) -> Result<(), Failure> {
 }
 
 /// Plays one random game to its end (an error if it has not ended after
-/// `max` decisions). With `probe`, calls evaluate (for every seat), summary
-/// and render on a state a few decisions in, and labels on the end.
+/// `max` decisions), checking every invariant after setup and after each
+/// decision. With `probe`, calls evaluate (for every seat), summary and
+/// render on a state a few decisions in, and labels on the end.
 fn smoke_game(game: &Game, n: usize, seed: u64, record: &mut Record, max: u64, probe: bool) -> Result<(), GameError> {
     let mut r = rng::seeded(seed);
     let mut state = game.new_game(n)?;
     let mut played = 0;
-    if probe {
-        played = playout::random_playout(game, &mut state, &mut r, Some(record), PROBE_AT.min(max))?.decisions;
-        if !state.is_terminal() {
+    let check_invariants = !game.variant().invariants.is_empty();
+    if check_invariants {
+        invariants_hold(game, &state, played)?;
+    }
+    while !state.is_terminal() && played < max {
+        // One decision at a time (with the chance before it): the same
+        // game as one playout, with the invariants checked in between.
+        played += playout::random_playout(game, &mut state, &mut r, Some(&mut *record), 1)?.decisions;
+        if check_invariants {
+            invariants_hold(game, &state, played)?;
+        }
+        if probe && played == PROBE_AT && !state.is_terminal() {
             probe_outputs(game, &state)?;
         }
     }
-    played += playout::random_playout(game, &mut state, &mut r, Some(record), max - played)?.decisions;
     if !state.is_terminal() {
         return Err(sim::endless_game(played, state.core.turn));
     }
@@ -109,6 +122,17 @@ fn smoke_game(game: &Game, n: usize, seed: u64, record: &mut Record, max: u64, p
         game.labels(&state)?;
     }
     Ok(())
+}
+
+/// An error naming the first declared invariant that does not hold.
+fn invariants_hold(game: &Game, state: &State, decisions: u64) -> Result<(), GameError> {
+    match game.broken_invariants(state)?.into_iter().next() {
+        None => Ok(()),
+        Some((name, message)) => Err(GameError::Rules(format!(
+            "invariant '{name}' does not hold after {decisions} decision(s) (turn {}): {message}",
+            state.core.turn
+        ))),
+    }
 }
 
 /// Calls the variant's evaluate for every seat, and its summary and render

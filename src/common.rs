@@ -16,6 +16,11 @@ pub struct VariantArgs {
     /// over it.
     #[arg(long = "params", value_name = "FILE")]
     pub params: Option<std::path::PathBuf>,
+    /// Where each override that came from a record's `# set:` line was
+    /// written (the override's text, the record, its line), so that a bad
+    /// one is reported there.
+    #[arg(skip)]
+    pub set_lines: Vec<(String, PathBuf, usize)>,
 }
 
 /// One line of a parameter file: `KEY=VALUE` text, and where it was written.
@@ -47,6 +52,7 @@ impl ParamsFile {
 pub fn params_file(path: &Path) -> Result<ParamsFile, Failure> {
     let text =
         std::fs::read_to_string(path).map_err(|e| Failure::input(format!("{}: cannot read: {e}", path.display())))?;
+    let text = without_bom(text);
     let mut file = ParamsFile {
         path: path.to_path_buf(),
         text,
@@ -124,14 +130,20 @@ pub fn load_variant(path: &Path, args: &VariantArgs) -> Result<Variant, Failure>
         }
     }
     for s in args.set.iter() {
+        let from_record = args.set_lines.iter().find(|(text, ..)| text == s);
         let Some((k, v)) = s.split_once('=') else {
-            return Err(Failure::usage(format!(
-                "--set {s}: expected KEY=VALUE, e.g. --set max_power=8"
-            )));
+            return Err(match from_record {
+                Some((_, file, line)) => Failure::input(format!(
+                    "{}:{line}: '# set: {s}': expected KEY=VALUE, e.g. # set: max_power=8",
+                    file.display()
+                )),
+                None => Failure::usage(format!("--set {s}: expected KEY=VALUE, e.g. --set max_power=8")),
+            });
         };
-        variant
-            .set(k.trim(), v.trim())
-            .map_err(|e| Failure::input(format!("{s}: {e}")))?;
+        variant.set(k.trim(), v.trim()).map_err(|e| match from_record {
+            Some((_, file, line)) => Failure::input(format!("{}:{line}: '# set: {s}': {e}", file.display())),
+            None => Failure::input(format!("{s}: {e}")),
+        })?;
     }
     Ok(variant)
 }
@@ -167,12 +179,29 @@ pub fn parse_seat(text: &str, players: usize) -> Result<usize, Failure> {
 pub fn record_overrides(text: &str, record: &Path, args: &VariantArgs) -> VariantArgs {
     let base = record.parent().unwrap_or(Path::new(""));
     let mut common = args.clone();
-    common.set = rulesmith_core::record::header_values(text, "set")
-        .into_iter()
-        .map(|s| match s.split_once('=') {
-            Some((k, v)) if k.trim().starts_with("deck.") => format!("{}={}", k.trim(), base.join(v.trim()).display()),
-            _ => s.to_string(),
+    let from_record: Vec<(String, usize)> = text
+        .lines()
+        .enumerate()
+        .filter_map(|(i, l)| {
+            let v = rulesmith_core::record::header_values(l, "set");
+            v.first().map(|s| {
+                let set = match s.split_once('=') {
+                    Some((k, v)) if k.trim().starts_with("deck.") => {
+                        format!("{}={}", k.trim(), base.join(v.trim()).display())
+                    }
+                    _ => s.to_string(),
+                };
+                (set, i + 1)
+            })
         })
+        .collect();
+    common.set_lines = from_record
+        .iter()
+        .map(|(s, line)| (s.clone(), record.to_path_buf(), *line))
+        .collect();
+    common.set = from_record
+        .into_iter()
+        .map(|(s, _)| s)
         .chain(args.set.iter().cloned())
         .collect();
     common
@@ -207,6 +236,7 @@ pub fn record_game(
         std::fs::read_to_string(record)
             .map_err(|e| Failure::input(format!("{}: cannot read record: {e}", record.display())))?
     };
+    let text = crate::common::without_bom(text);
     let common = record_overrides(&text, record, args);
     let game = load_game(variant, &common)?;
     let from_header = match record::header_values(&text, "players").first() {
@@ -286,5 +316,107 @@ pub fn report_failure(dir: Option<&Path>, f: &FailedGame) -> String {
                 path.display()
             )
         }
+    }
+}
+
+/// Checks, before any work starts, that the file `path` given to `flag`
+/// can be written: its folder exists and the file can be created or
+/// replaced. A game, a run or a report must not be lost at the end for a
+/// mistyped path. A file created by the check is removed again.
+pub fn writable_file(flag: &str, path: &Path) -> Result<(), Failure> {
+    let shown = path.display();
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !folder.is_dir() {
+        return Err(Failure::usage(format!(
+            "{flag} {shown}: the folder {} does not exist (create it first)",
+            folder.display()
+        )));
+    }
+    if path.is_dir() {
+        return Err(Failure::usage(format!(
+            "{flag} {shown}: is a folder, expected a file name"
+        )));
+    }
+    let existed = path.exists();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .map_err(|e| Failure::usage(format!("{flag} {shown}: cannot write there ({e})")))?;
+    if !existed {
+        let _ = std::fs::remove_file(path);
+    }
+    Ok(())
+}
+
+/// Checks, before any work starts, that the folder `path` given to `flag`
+/// is a folder or can be made one, and makes it.
+pub fn writable_folder(flag: &str, path: &Path) -> Result<(), Failure> {
+    std::fs::create_dir_all(path).map_err(|e| {
+        let why = if path.exists() && !path.is_dir() {
+            "is a file, expected a folder".to_string()
+        } else {
+            format!("cannot make this folder ({e})")
+        };
+        Failure::usage(format!("{flag} {}: {why}", path.display()))
+    })
+}
+
+/// Worker threads for `work` independent pieces: `--jobs` (default: every
+/// core), but never more than there are pieces.
+pub fn threads(jobs: Option<u32>, work: u64) -> usize {
+    let wanted = jobs.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        |j| j as usize,
+    );
+    wanted.min(work.max(1).min(usize::MAX as u64) as usize).max(1)
+}
+
+/// A duration for people: "40s", "12 min", "3.5 h", "2.1 days".
+pub fn duration_text(seconds: f64) -> String {
+    if !seconds.is_finite() {
+        "an unknown time".into()
+    } else if seconds < 90.0 {
+        format!("{seconds:.0}s")
+    } else if seconds < 5400.0 {
+        format!("{:.0} min", seconds / 60.0)
+    } else if seconds < 172_800.0 {
+        format!("{:.1} h", seconds / 3600.0)
+    } else {
+        format!("{:.1} days", seconds / 86_400.0)
+    }
+}
+
+/// `text` without a leading UTF-8 byte-order mark (which some editors
+/// write): no part of a record or a parameter file.
+pub fn without_bom(mut text: String) -> String {
+    if text.starts_with('\u{feff}') {
+        text.drain(..'\u{feff}'.len_utf8());
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn threads_never_outnumber_the_work() {
+        assert_eq!(threads(Some(100_000), 5), 5);
+        assert_eq!(threads(Some(2), 5), 2);
+        assert_eq!(threads(Some(3), 0), 1);
+        assert!(threads(None, 1_000_000) >= 1);
+        assert_eq!(threads(None, 1), 1);
+    }
+
+    #[test]
+    fn durations_read_as_people_say_them() {
+        assert_eq!(duration_text(40.0), "40s");
+        assert_eq!(duration_text(720.0), "12 min");
+        assert_eq!(duration_text(3.5 * 3600.0), "3.5 h");
+        assert_eq!(duration_text(3.0 * 86_400.0), "3.0 days");
     }
 }

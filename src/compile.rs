@@ -32,7 +32,9 @@ pub struct Args {
     /// Check the compiled rules against the interpreter (the reference):
     /// this many random games per player count, compared step by step
     /// (legal lists, every seat's view, invariants, evaluations, records).
-    #[arg(long, value_name = "GAMES")]
+    /// At least 1 (0 games would compare nothing); it builds, so not with
+    /// --no-build.
+    #[arg(long, value_name = "GAMES", value_parser = clap::value_parser!(u64).range(1..), conflicts_with = "no_build")]
     pub verify: Option<u64>,
     /// With --verify: also replay every record in this folder on both
     /// engines and compare the states reached (repeatable).
@@ -46,6 +48,9 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
+    if let Some(path) = &args.emit {
+        crate::common::writable_file("--emit", path)?;
+    }
     let variant = load_variant(&args.variant, &args.common)?;
     if let Some(games) = args.verify {
         return verify(&args, variant, games);

@@ -57,6 +57,10 @@ pub struct Args {
     /// Candidate games the shrinker may play for a finding.
     #[arg(long, default_value_t = 80_000, value_parser = clap::value_parser!(u32).range(1..))]
     pub shrink_budget: u32,
+    /// Seconds the shrinker may take for a finding (0: no bound; the shrunk
+    /// record then depends only on the seed, never on the machine's speed).
+    #[arg(long, value_name = "S", default_value_t = 60)]
+    pub shrink_seconds: u32,
     /// Also save the finding as a regression case in the variant's tests/
     /// folder (run them with `rulesmith test VARIANT`).
     #[arg(long)]
@@ -69,6 +73,9 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
+    if let Some(path) = &args.out {
+        crate::common::writable_file("--out", path)?;
+    }
     let base = load_game(&args.variant, &args.common)?;
     let n = players(&base, args.players)?;
     let variant: Arc<Variant> = base.variant().clone();
@@ -82,14 +89,18 @@ pub fn run(args: Args) -> Result<(), Failure> {
         players: n,
         max_decisions: args.max_decisions as usize,
         shrink_budget: args.shrink_budget as usize,
-        on_shrink: (!args.json && std::io::stderr().is_terminal())
-            .then_some(shrink_progress as fuzz::shrink::OnProgress),
+        shrink_seconds: (args.shrink_seconds > 0).then_some(args.shrink_seconds as f64),
+        on_shrink: (!args.json).then_some(if std::io::stderr().is_terminal() {
+            shrink_progress as fuzz::shrink::OnProgress
+        } else {
+            shrink_lines
+        }),
         ..Options::default()
     };
     let batches = args.games.div_ceil(BATCH);
     let batch_range = args.shard.map_or(0..batches, |s| s.range(batches));
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(args.jobs.unwrap_or(0) as usize)
+        .num_threads(crate::common::threads(args.jobs, batch_range.end - batch_range.start))
         .build()
         .map_err(|e| Failure::usage(format!("--jobs: {e}")))?;
 
@@ -209,13 +220,22 @@ pub fn run(args: Args) -> Result<(), Failure> {
 /// The live line while a finding shrinks (on a terminal).
 fn shrink_progress(p: &fuzz::shrink::Progress) {
     use std::io::Write as _;
-    let _ = write!(
-        std::io::stderr(),
-        "\rfuzz: shrinking the finding: {} -> {} record lines ({} games tried)   ",
-        p.from,
-        p.now,
-        p.tried
-    );
+    let _ = write!(std::io::stderr(), "\r\x1b[2K{}", shrink_text(p));
+}
+
+/// A plain line while a finding shrinks (standard error is not a
+/// terminal): at its start, at each shorter record, and every few seconds.
+fn shrink_lines(p: &fuzz::shrink::Progress) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "{}", shrink_text(p));
+}
+
+fn shrink_text(p: &fuzz::shrink::Progress) -> String {
+    format!(
+        "fuzz: shrinking a finding: {} -> {} record lines ({} candidate games tried; \
+         --shrink-budget and --shrink-seconds bound it)",
+        p.from, p.now, p.tried
+    )
 }
 
 /// How the reported finding was found and shrunk, in seconds of this run.
@@ -263,6 +283,9 @@ struct Progress {
     findings: AtomicUsize,
     lines: AtomicU64,
     start: Instant,
+    /// Milliseconds since `start` when a plain line is due even if the
+    /// games have not reached the next tenth (a huge --games).
+    next_ms: AtomicU64,
     quiet: bool,
 }
 
@@ -284,6 +307,7 @@ impl Progress {
             findings: AtomicUsize::new(0),
             lines: AtomicU64::new(0),
             start: Instant::now(),
+            next_ms: AtomicU64::new(10_000),
             quiet,
         }
     }
@@ -299,10 +323,18 @@ impl Progress {
             bar.set_position(games.min(self.total));
             bar.set_message(msg);
         } else if !self.quiet {
-            // About ten plain lines per run.
+            // About ten plain lines per run, and one a minute at least
+            // (the first after 10 s).
             let step = (self.total / 10).max(1);
             let line = games / step;
-            if self.lines.fetch_max(line, Ordering::Relaxed) < line {
+            let ms = self.start.elapsed().as_millis() as u64;
+            let due = self.next_ms.load(Ordering::Relaxed);
+            let timely = ms >= due
+                && self
+                    .next_ms
+                    .compare_exchange(due, ms + 60_000, Ordering::Relaxed, Ordering::Relaxed)
+                    .is_ok();
+            if self.lines.fetch_max(line, Ordering::Relaxed) < line || timely {
                 // Like `outln!`: a closed pipe must not abort the run.
                 use std::io::Write as _;
                 let _ = writeln!(std::io::stderr(), "fuzz: {games}/{} games, {msg}", self.total);

@@ -178,7 +178,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         &args.variant,
         &VariantArgs {
             set: sets.clone(),
-            params: None,
+            ..VariantArgs::default()
         },
     )?;
     players(&game, Some(2)).map_err(|_| {

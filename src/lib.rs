@@ -104,6 +104,24 @@ enum Command {
     View(view::Args),
 }
 
+/// The command line, with negative numbers taken as option values
+/// (`--seed -5` is then refused by the option's own check, with a clear
+/// reason, instead of clap's "use -- -5" tip, which does not work for an
+/// option's value).
+fn parse_cli() -> Cli {
+    use clap::{CommandFactory, FromArgMatches};
+    let command = Cli::command().mut_subcommands(|c| {
+        c.mut_args(|a| {
+            if a.get_action().takes_values() {
+                a.allow_negative_numbers(true)
+            } else {
+                a
+            }
+        })
+    });
+    Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit())
+}
+
 /// Failure of a command: the message is for the user, already formatted.
 pub struct Failure {
     pub message: String,
@@ -134,7 +152,7 @@ pub use engine::built_profile_guided;
 /// plain `rulesmith` binary).
 pub fn main_with(compiled: Vec<rulesmith_runtime::Registration>) -> ExitCode {
     engine::register(compiled);
-    let cli = Cli::parse();
+    let cli = parse_cli();
     let preference = match cli.command {
         Command::Simulate(_) | Command::Compare(_) | Command::Ladder(_) | Command::Fuzz(_) | Command::Profile(_) => {
             engine::Preference::Compiled

@@ -109,6 +109,9 @@ fn add(total: &mut Tally, part: &Tally, file: &Path) -> Result<(), Failure> {
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
+    if let Some(path) = &args.report {
+        crate::common::writable_file("--report", path)?;
+    }
     let parts: Vec<(Part, &Path)> = args
         .files
         .iter()

@@ -32,6 +32,11 @@ pub struct Args {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Also play the games as `simulate --bots random --jobs 1` does (its
+    /// game loop, results and statistics) and compare the two speeds: what
+    /// simulate adds per game.
+    #[arg(long)]
+    pub simulate: bool,
     #[command(flatten)]
     pub common: VariantArgs,
     #[command(flatten)]
@@ -50,6 +55,15 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let plain = crate::engine::game(variant.clone(), engine).map_err(Failure::input)?;
     let n = players(&plain, args.players)?;
     let speed = play(&plain, &args, n)?;
+    let simulated = if args.simulate {
+        Some(simulate_loop(&plain, &args, n)?)
+    } else {
+        None
+    };
+    let simulate_speed = simulated.map(|seconds| {
+        let games_per_second = args.games as f64 / seconds;
+        (games_per_second, games_per_second / (args.games as f64 / speed.seconds))
+    });
     // The interpreter counts Rhai operations too; compiled rules count calls.
     let profiled = match engine {
         crate::engine::Engine::Interpreted => {
@@ -109,6 +123,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
                 "operations": operations,
                 "operations_per_decision": per_decision,
                 "engine_share": (1.0 - in_scripts as f64 / elapsed).max(0.0),
+                "simulate_games_per_second": simulate_speed.map(|s| s.0),
+                "simulate_share_of_speed": simulate_speed.map(|s| s.1),
                 "functions": functions,
             })
         );
@@ -150,6 +166,12 @@ pub fn run(args: Args) -> Result<(), Failure> {
             "  {decisions_per_second:.0} decisions/s, {games_per_second:.1} games/s, {per_decision:.0} Rhai operations per decision"
         );
     }
+    if let Some((games_per_second, share)) = simulate_speed {
+        crate::outln!(
+            "  simulate's game loop (random bots, results, statistics): {games_per_second:.1} games/s, {:.0}% of that speed",
+            100.0 * share
+        );
+    }
     crate::outln!(
         "  legal lists: {:.1} actions on average, {} at most\n",
         speed.counts.legal_mean(),
@@ -183,6 +205,30 @@ pub fn run(args: Args) -> Result<(), Failure> {
         100.0 * (1.0 - in_scripts as f64 / elapsed).max(0.0)
     );
     Ok(())
+}
+
+/// Plays the run's games as `simulate --bots random --jobs 1` does (the
+/// same loop, the same tally and summary), timing them: the seconds taken.
+fn simulate_loop(game: &Game, args: &Args, players: usize) -> Result<f64, Failure> {
+    let bots = vec!["random".to_string(); players];
+    let stats = &game.variant().stats;
+    let start = Instant::now();
+    let mut tally = sim::Tally::new(players, stats.len());
+    let mut scratch = None;
+    for i in 0..args.games {
+        let seed = rng::derive(args.seed, i);
+        let r =
+            sim::play_game_in(game, &bots, i, seed, false, args.bounds.max_decisions, &mut scratch).map_err(|f| {
+                Failure::input(format!(
+                    "{}: simulated game {} fails: {f}",
+                    args.variant.display(),
+                    i + 1
+                ))
+            })?;
+        tally.add(&r);
+    }
+    std::hint::black_box(sim::Summary::of_tally(&tally, stats));
+    Ok(start.elapsed().as_secs_f64().max(1e-9))
 }
 
 /// Plays the run's random games on `game`, timing them.

@@ -38,6 +38,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         std::fs::read_to_string(&args.record)
             .map_err(|e| Failure::input(format!("{}: cannot read record: {e}", args.record.display())))?
     };
+    let text = crate::common::without_bom(text);
     // The record's own `# set:` and `# players:` lines, then the command line.
     let common = crate::common::record_overrides(&text, &args.record, &args.common);
     let game = load_game(&args.variant, &common)?;

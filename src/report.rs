@@ -290,6 +290,19 @@ fn label_share_text(total: u64, games: u64) -> String {
 pub fn html(input: &ReportInput) -> String {
     let s = input.summary;
     let mut body = String::new();
+    let first_player = if s.first_player.of == 0 {
+        format!("- ({})", esc(crate::simulate::no_first_player_figure(s)))
+    } else {
+        format!(
+            "{} [{}, {}] of {} decided games (fair share {}, advantage {:+.1} points)",
+            pct(s.first_player.rate),
+            pct(s.first_player.low),
+            pct(s.first_player.high),
+            s.first_player.of,
+            pct(1.0 / s.players as f64),
+            100.0 * s.first_player_advantage
+        )
+    };
     let _ = write!(
         body,
         "<h1>{}</h1><p class=\"meta\">{} games, {} players &middot; <code>{}</code></p><p class=\"meta\">parameters: {}</p>",
@@ -309,7 +322,7 @@ pub fn html(input: &ReportInput) -> String {
     let _ = write!(
         body,
         "<table class=\"key\"><tr><th>draws</th><td>{} [{}, {}]</td></tr><tr><th>decisiveness</th><td>{}</td></tr>\
-         <tr><th>first player wins</th><td>{} [{}, {}] (fair share {}, advantage {:+.1} points)</td></tr>\
+         <tr><th>first player wins</th><td>{}</td></tr>\
          <tr><th>balance</th><td>{:.2} (1 = every seat wins equally often)</td></tr>\
          <tr><th>turns</th><td>mean {:.1}, median {:.0}, 10%-90% {:.0}-{:.0}</td></tr>\
          <tr><th>decisions</th><td>mean {:.1}, median {:.0}, 10%-90% {:.0}-{:.0}</td></tr></table>",
@@ -317,11 +330,7 @@ pub fn html(input: &ReportInput) -> String {
         pct(s.draws.low),
         pct(s.draws.high),
         pct(s.decisiveness),
-        pct(s.first_player.rate),
-        pct(s.first_player.low),
-        pct(s.first_player.high),
-        pct(1.0 / s.players as f64),
-        100.0 * s.first_player_advantage,
+        first_player,
         s.balance,
         s.turns.mean,
         s.turns.median,

@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -159,6 +160,42 @@ pub struct CompareArgs {
     pub skill_games: u64,
 }
 
+/// Whether two variants share a variant file (`variant.toml`): one
+/// extends the other, they extend a common parent, or they are one folder.
+fn related(a: &Variant, b: &Variant) -> bool {
+    let tomls = |v: &Variant| -> Vec<PathBuf> {
+        v.files
+            .iter()
+            .filter(|f| f.path.extension().is_some_and(|e| e == "toml"))
+            .map(|f| f.path.canonicalize().unwrap_or_else(|_| f.path.clone()))
+            .collect()
+    };
+    let theirs = tomls(b);
+    tomls(a).iter().any(|p| theirs.contains(p))
+}
+
+/// Checks every file and folder a run will write, before it plays.
+fn check_outputs(run: &RunArgs, report: Option<&Path>, records: Option<&Path>) -> Result<(), Failure> {
+    if let Some(p) = &run.rows {
+        crate::common::writable_file("--rows", p)?;
+    }
+    if let Some(p) = report {
+        crate::common::writable_file("--report", p)?;
+    }
+    if let Some(d) = records {
+        crate::common::writable_folder("--records", d)?;
+    }
+    if let Some(d) = &run.bounds.failures {
+        if d.exists() && !d.is_dir() {
+            return Err(Failure::usage(format!(
+                "--failures {}: is a file, expected a folder",
+                d.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// A loaded variant and the seats' bots, ready to play many games.
 struct Plan {
     path: PathBuf,
@@ -187,7 +224,7 @@ impl Plan {
             path,
             &VariantArgs {
                 set: sets.clone(),
-                params: None,
+                ..VariantArgs::default()
             },
         )?;
         let n = players(&game, run.players)?;
@@ -223,19 +260,26 @@ impl Plan {
         indices: std::ops::Range<u64>,
         keep_records: bool,
         command: &str,
-        bar: Option<&ProgressBar>,
+        progress: &Progress,
     ) -> Result<Vec<GameResult>, Failure> {
         let max = run.bounds.max_decisions;
         let results: Vec<Result<GameResult, Failed>> = pool.install(|| {
             indices
                 .into_par_iter()
                 .map_init(
-                    || crate::engine::game(self.variant.clone(), crate::engine::current()),
-                    |game, i| {
+                    // Each thread's game, and the state its games are
+                    // played in (one game lends its allocations to the next).
+                    || {
+                        (
+                            crate::engine::game(self.variant.clone(), crate::engine::current()),
+                            None,
+                        )
+                    },
+                    |(game, scratch), i| {
                         let game = game.as_ref().map_err(|e| Failed::Load(e.clone()))?;
                         let seed = rng::derive(run.seed, i);
                         let bots = self.seat_bots(i, run.rotate);
-                        let r = sim::play_game(game, &bots, i, seed, keep_records, max).map_err(|f| {
+                        let r = sim::play_game_in(game, &bots, i, seed, keep_records, max, scratch).map_err(|f| {
                             // The record of the failing game: played again
                             // with one kept, when this run kept none.
                             let record = f.record.or_else(|| {
@@ -251,9 +295,7 @@ impl Plan {
                                 record: record.unwrap_or_default(),
                             }
                         });
-                        if let Some(b) = bar {
-                            b.inc(1);
-                        }
+                        progress.inc();
                         r
                     },
                 )
@@ -304,24 +346,98 @@ impl Plan {
     }
 }
 
-/// The thread pool of `--jobs`.
-fn pool(run: &RunArgs) -> Result<rayon::ThreadPool, Failure> {
+/// The thread pool of `--jobs` for `games` games: never more threads than
+/// games (`--jobs 100000` for 5 games starts 5).
+fn pool(run: &RunArgs, games: u64) -> Result<rayon::ThreadPool, Failure> {
     rayon::ThreadPoolBuilder::new()
-        .num_threads(run.jobs.unwrap_or(0) as usize)
+        .num_threads(crate::common::threads(run.jobs, games))
         .build()
         .map_err(|e| Failure::usage(format!("--jobs: {e}")))
 }
 
-/// A progress bar over `games` on a terminal (none with --json).
-fn progress(run: &RunArgs, games: u64, label: &str) -> Option<ProgressBar> {
-    (!run.json && std::io::stderr().is_terminal()).then(|| {
-        let b = ProgressBar::new(games);
-        b.set_style(
-            ProgressStyle::with_template("{bar:40} {pos}/{len} games {msg} [{elapsed_precise}]").expect("valid"),
-        );
-        b.set_message(label.to_string());
-        b
-    })
+/// Progress of a run over `games` games: a bar on a terminal; otherwise
+/// (a pipe, a log file) a plain line on standard error after the first 10
+/// seconds and every minute after, so that a long run is never silent;
+/// nothing with --json.
+struct Progress {
+    bar: Option<ProgressBar>,
+    plain: Option<Plain>,
+}
+
+/// The plain lines of [`Progress`].
+struct Plain {
+    command: &'static str,
+    total: u64,
+    done: AtomicU64,
+    start: Instant,
+    /// Milliseconds since `start` at which the next line is due.
+    next_ms: AtomicU64,
+}
+
+const FIRST_LINE_MS: u64 = 10_000;
+const LINE_EVERY_MS: u64 = 60_000;
+
+impl Progress {
+    fn new(run: &RunArgs, games: u64, command: &'static str) -> Progress {
+        if run.json {
+            return Progress { bar: None, plain: None };
+        }
+        if std::io::stderr().is_terminal() {
+            let b = ProgressBar::new(games);
+            b.set_style(
+                ProgressStyle::with_template("{bar:40} {pos}/{len} games {msg} [{elapsed_precise}]").expect("valid"),
+            );
+            return Progress {
+                bar: Some(b),
+                plain: None,
+            };
+        }
+        Progress {
+            bar: None,
+            plain: Some(Plain {
+                command,
+                total: games,
+                done: AtomicU64::new(0),
+                start: Instant::now(),
+                next_ms: AtomicU64::new(FIRST_LINE_MS),
+            }),
+        }
+    }
+
+    /// One more game played (called from the worker threads).
+    fn inc(&self) {
+        if let Some(b) = &self.bar {
+            b.inc(1);
+        }
+        if let Some(p) = &self.plain {
+            let done = p.done.fetch_add(1, Ordering::Relaxed) + 1;
+            let ms = p.start.elapsed().as_millis() as u64;
+            let due = p.next_ms.load(Ordering::Relaxed);
+            // One thread wins the line that is due.
+            if ms >= due
+                && p.next_ms
+                    .compare_exchange(due, ms + LINE_EVERY_MS, Ordering::Relaxed, Ordering::Relaxed)
+                    .is_ok()
+            {
+                let seconds = ms as f64 / 1000.0;
+                let left = (p.total.saturating_sub(done)) as f64 * seconds / done as f64;
+                use std::io::Write as _;
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "{}: {done}/{} games in {seconds:.0}s, about {} left",
+                    p.command,
+                    p.total,
+                    crate::common::duration_text(left)
+                );
+            }
+        }
+    }
+
+    fn finish(self) {
+        if let Some(b) = self.bar {
+            b.finish_and_clear();
+        }
+    }
 }
 
 /// The chunks of `range`, in order, of `size` games.
@@ -367,8 +483,8 @@ fn simulate_games(
     records: Option<&Path>,
 ) -> Result<(Tally, LabelExamples), Failure> {
     let mut examples = LabelExamples::new();
-    let pool = pool(run)?;
-    let bar = progress(run, range.end - range.start, "");
+    let pool = pool(run, range.end - range.start)?;
+    let progress = Progress::new(run, range.end - range.start, "simulate");
     let mut tally = Tally::new(plan.players, plan.counters());
     let mut rows = match &run.rows {
         Some(p) => Some(Rows::create(p, Columns::of(&[&plan.variant]))?),
@@ -378,7 +494,7 @@ fn simulate_games(
         std::fs::create_dir_all(dir).map_err(|e| Failure::input(format!("{}: {e}", dir.display())))?;
     }
     for chunk in chunks(range, CHUNK) {
-        let results = plan.play_chunk(&pool, run, chunk, records.is_some(), "simulate", bar.as_ref())?;
+        let results = plan.play_chunk(&pool, run, chunk, records.is_some(), "simulate", &progress)?;
         for r in &results {
             tally.add(r);
             if let Some(rows) = rows.as_mut() {
@@ -390,9 +506,7 @@ fn simulate_games(
             }
         }
     }
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
+    progress.finish();
     rows.map_or(Ok(()), Rows::finish)?;
     Ok((tally, examples))
 }
@@ -498,6 +612,7 @@ pub fn write_report(
 }
 
 pub fn simulate(args: SimulateArgs) -> Result<(), Failure> {
+    check_outputs(&args.run, args.report.as_deref(), args.records.as_deref())?;
     let plan = Plan::new(&args.variant, crate::common::all_sets(&args.common)?, &args.run)?;
     if args.run.shard.is_some() && args.report.is_some() {
         return Err(Failure::usage(
@@ -577,6 +692,17 @@ pub fn sets_text(sets: &[String]) -> String {
     }
 }
 
+/// Why a summary has no first-player figure: it counts decided games
+/// only, and either none was decided, or in none of them did a seat play
+/// turn 1 alone (rounds: `start_turns(-1)`).
+pub fn no_first_player_figure(s: &Summary) -> &'static str {
+    if s.draws.count == s.games {
+        "no game was decided: the figure counts decided games only"
+    } else {
+        "no decided game had an active seat in its first turn"
+    }
+}
+
 fn pct(x: f64) -> String {
     format!("{:.1}%", 100.0 * x)
 }
@@ -610,8 +736,7 @@ fn print_summary(s: &Summary) {
     crate::outln!("\ndraws          {} ({} games)", rate(&s.draws), s.draws.count);
     crate::outln!("decisiveness   {}", pct(s.decisiveness));
     if s.first_player.of == 0 {
-        // Rounds (start_turns(-1)): no seat plays first.
-        crate::outln!("first player   - (no game had an active seat in its first turn)");
+        crate::outln!("first player   - ({})", no_first_player_figure(s));
     } else {
         crate::outln!(
             "first player   {} (fair share {}, advantage {:+.1} points)",
@@ -796,17 +921,28 @@ pub struct SprtOutcome {
 }
 
 pub fn compare(args: CompareArgs) -> Result<(), Failure> {
+    check_outputs(&args.run, None, None)?;
     let sets_a: Vec<String> = args.set.iter().chain(&args.set_a).cloned().collect();
     let sets_b: Vec<String> = args.set.iter().chain(&args.set_b).cloned().collect();
     // Both rule sets on one engine, decided (and built) together.
     let load = |path: &Path, set: &[String]| {
         let v = VariantArgs {
             set: set.to_vec(),
-            params: None,
+            ..VariantArgs::default()
         };
         crate::common::load_variant(path, &v)
     };
     let (va, vb) = (load(&args.variant_a, &sets_a)?, load(&args.variant_b, &sets_b)?);
+    if !related(&va, &vb) {
+        use std::io::Write as _;
+        let _ = writeln!(
+            std::io::stderr(),
+            "warning: {} and {} share no variant file (neither extends the other, nor do they extend a common \
+             parent): the differences are between two games, not a rule change",
+            args.variant_a.display(),
+            args.variant_b.display()
+        );
+    }
     crate::engine::prepare(&[&va, &vb])?;
     let a = Plan::new(&args.variant_a, sets_a.clone(), &args.run)?;
     let b = Plan::new(&args.variant_b, sets_b.clone(), &args.run)?;
@@ -855,14 +991,14 @@ pub fn compare(args: CompareArgs) -> Result<(), Failure> {
         }
     };
     let range = args.run.shard.map_or(0..args.run.games, |s| s.range(args.run.games));
-    let pool = pool(&args.run)?;
+    let pool = pool(&args.run, range.end - range.start)?;
     // A sequential test stops early: play in small chunks then.
     let size = if sprt.is_some() {
         16 * pool.current_num_threads() as u64
     } else {
         CHUNK
     };
-    let bar = progress(&args.run, 2 * (range.end - range.start), "");
+    let progress = Progress::new(&args.run, 2 * (range.end - range.start), "compare");
     let (mut ta, mut tb) = (Tally::new(a.players, a.counters()), Tally::new(b.players, b.counters()));
     let mut rows = match &args.run.rows {
         Some(p) => Some(Rows::create(p, Columns::of(&[&a.variant, &b.variant]))?),
@@ -872,8 +1008,8 @@ pub fn compare(args: CompareArgs) -> Result<(), Failure> {
     let mut verdict = Verdict::Open;
     'games: for chunk in chunks(range, size) {
         // The same seeds on both sides: differences come from the rules.
-        let ra = a.play_chunk(&pool, &args.run, chunk.clone(), false, "compare", bar.as_ref())?;
-        let rb = b.play_chunk(&pool, &args.run, chunk, false, "compare", bar.as_ref())?;
+        let ra = a.play_chunk(&pool, &args.run, chunk.clone(), false, "compare", &progress)?;
+        let rb = b.play_chunk(&pool, &args.run, chunk, false, "compare", &progress)?;
         for (x, y) in ra.iter().zip(&rb) {
             ta.add(x);
             tb.add(y);
@@ -894,9 +1030,7 @@ pub fn compare(args: CompareArgs) -> Result<(), Failure> {
             }
         }
     }
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
+    progress.finish();
     rows.map_or(Ok(()), Rows::finish)?;
     if let Some(shard) = args.run.shard {
         let part = CompareShard {

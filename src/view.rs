@@ -33,6 +33,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
+    crate::common::writable_file("--out", &args.out)?;
     let rg = record_game(&args.variant, &args.record, args.players, &args.common)?;
     let frames = frames(&rg.game, rg.players, &rg.text, &args.record)?;
     let variant = rg.game.variant();

@@ -30,6 +30,76 @@ fn check_accepts_every_shipped_variant() {
     }
 }
 
+/// `check`'s smoke games check the invariants: a check without its final
+/// `true` fails at once, with the record of the game written under
+/// `--failures`.
+#[test]
+fn check_runs_the_invariants_in_its_smoke_games() {
+    let dir = root().join("target").join("cli-tests").join("check-invariants");
+    let _ = std::fs::remove_dir_all(&dir);
+    let o = rulesmith(&[
+        "check",
+        "tests/fuzz-variants/no-final-true",
+        "--failures",
+        &dir.display().to_string(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("invariant 'forgot_true' does not hold after 0 decision(s)"),
+        "{err}"
+    );
+    assert!(err.contains("the check returned (), not true or a message"), "{err}");
+    assert!(dir.join("check-failure-no-final-true-0.record").exists(), "{err}");
+}
+
+/// A field assigned under a misspelt name (`this.cuont = ...`) is a
+/// warning of `check`, at the line that writes it, naming the field meant.
+#[test]
+fn check_warns_of_a_field_written_that_no_script_reads() {
+    let o = rulesmith(&["check", "tests/warnings/misspelt-field"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("rules.rhai:14:") && err.contains("this.cuont is assigned but no script reads it"),
+        "{err}"
+    );
+    assert!(err.contains("did you mean this.count?"), "{err}");
+    assert_eq!(err.matches("warning:").count(), 1, "{err}");
+    for v in ["sirius-basic", "sirius-custom-cards", "battlefield-space"] {
+        let o = rulesmith(&["check", &format!("variants/{v}")]);
+        assert!(!stderr(&o).contains("warning:"), "{v}: {}", stderr(&o));
+    }
+}
+
+/// A record's bad `# set:` line is reported at its file and line; a
+/// record saved with a byte-order mark replays like one without.
+#[test]
+fn a_records_bad_set_line_is_reported_at_its_line_and_a_bom_is_ignored() {
+    let dir = root().join("target").join("cli-tests").join("record-headers");
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad-set.record");
+    std::fs::write(&bad, "# a record\n# players: 2\n# set: max_power=banana\n").unwrap();
+    let o = rulesmith(&["replay", "variants/sirius-basic", &bad.display().to_string()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(err.contains("bad-set.record:3: '# set: max_power=banana'"), "{err}");
+    let bom = dir.join("bom.record");
+    let example = std::fs::read_to_string(root().join(EXAMPLE)).unwrap();
+    std::fs::write(&bom, format!("\u{feff}{example}")).unwrap();
+    let o = rulesmith(&["replay", "variants/sirius-basic", &bom.display().to_string()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // And a variant whose files start with one.
+    let variant = dir.join("bom-variant");
+    std::fs::create_dir_all(&variant).unwrap();
+    for f in ["variant.toml", "rules.rhai"] {
+        let text = std::fs::read_to_string(root().join("tests/warnings/misspelt-field").join(f)).unwrap();
+        std::fs::write(variant.join(f), format!("\u{feff}{text}")).unwrap();
+    }
+    let o = rulesmith(&["check", &variant.display().to_string()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
 #[test]
 fn replay_prints_the_section_8_summary() {
     let o = rulesmith(&["replay", "variants/sirius-basic", EXAMPLE]);

@@ -222,6 +222,51 @@ fn an_action_listed_twice_is_a_finding_even_after_its_text_was_checked() {
     assert_eq!(f.message, "'stay' is listed twice");
 }
 
+/// An invariant broken right after setup (a check without its final
+/// `true` returns ()): a finding with no choice before it, which the
+/// shrinker used to crash on (a random cut of an empty record).
+#[test]
+fn an_invariant_broken_right_after_setup_is_a_finding_with_an_empty_record() {
+    let batch = fuzz_test_variant("no-final-true", 1, 8);
+    let (f, _) = batch.finding.expect("the check without `true` is a break");
+    assert_eq!(f.kind, FindingKind::Invariant("forgot_true".into()));
+    assert_eq!(f.message, "the check returned (), not true or a message");
+    assert_eq!((f.decisions, f.record.len()), (0, 0));
+}
+
+/// A legal function that writes to the state now and then: the finding
+/// names that check, whichever check saw the state differ first.
+#[test]
+fn a_listing_that_writes_is_named_even_when_the_replay_sees_it_first() {
+    let batch = fuzz_test_variant("listing-writes", 1, 8);
+    let (f, _) = batch.finding.expect("the writing listing is found");
+    assert_eq!(
+        f.kind,
+        FindingKind::Check(fuzz::GenericCheck::LegalIsPure),
+        "{}",
+        f.message
+    );
+    assert!(f.message.contains("step 'maneuver'"), "{}", f.message);
+}
+
+/// A secret round whose apply function takes the bid card out of the
+/// bidder's hand at once: the second bidder's view shows the first bid.
+/// The games are 10 decisions long, so a leak check every 64th decision
+/// never saw a secret bid.
+#[test]
+fn a_bid_leaked_to_the_second_bidder_is_found() {
+    let batch = fuzz_test_variant("leaky-bid", 1, 200);
+    let (f, _) = batch.finding.expect("the leaked bid is found");
+    assert_eq!(
+        f.kind,
+        FindingKind::Check(fuzz::GenericCheck::NoViewLeak),
+        "{}",
+        f.message
+    );
+    assert!(f.message.contains("P2's view changes"), "{}", f.message);
+    assert_eq!(f.decisions, 1, "found at the second bidder's first decision");
+}
+
 #[test]
 fn a_games_coverage_counts_each_decision_once_and_every_invariant_at_each_check() {
     use proptest::strategy::{Strategy, ValueTree};

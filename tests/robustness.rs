@@ -211,3 +211,180 @@ fn the_command_never_exits_by_panic_on_bad_input() {
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
 }
+
+/// `rulesmith ARGS` from the repository root, standard input closed.
+fn run(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_rulesmith"))
+        .args(args)
+        .current_dir(root())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// Every output path is checked before any work starts: a game, a run or a
+/// report is never lost at the end for a folder that does not exist.
+#[test]
+fn output_paths_in_missing_folders_are_refused_before_any_work() {
+    let example = "tests/records/sirius-basic/worked-example.record";
+    let file = root().join("target/robustness/a-file");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, "").unwrap();
+    let file = file.display().to_string();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["play", "variants/sirius-basic", "--record", "no/such/dir/g.txt"],
+            "--record",
+        ),
+        (
+            vec![
+                "--engine",
+                "interpreted",
+                "simulate",
+                "variants/sirius-basic",
+                "--rows",
+                "no/such/dir/r.jsonl",
+            ],
+            "--rows",
+        ),
+        (
+            vec![
+                "--engine",
+                "interpreted",
+                "simulate",
+                "variants/sirius-basic",
+                "--report",
+                "no/such/dir/r.html",
+            ],
+            "--report",
+        ),
+        (
+            vec![
+                "--engine",
+                "interpreted",
+                "simulate",
+                "variants/sirius-basic",
+                "--records",
+                &file,
+            ],
+            "--records",
+        ),
+        (
+            vec![
+                "--engine",
+                "interpreted",
+                "compare",
+                "variants/sirius-basic",
+                "variants/sirius-basic",
+                "--rows",
+                "no/such/dir/r.jsonl",
+            ],
+            "--rows",
+        ),
+        (
+            vec![
+                "--engine",
+                "interpreted",
+                "fuzz",
+                "variants/sirius-basic",
+                "--out",
+                "no/such/dir/f.record",
+            ],
+            "--out",
+        ),
+        (
+            vec!["view", "variants/sirius-basic", example, "-o", "no/such/dir/v.html"],
+            "--out",
+        ),
+        (
+            vec!["merge", "no-such-part.json", "--report", "no/such/dir/r.html"],
+            "--report",
+        ),
+        (
+            vec![
+                "compile",
+                "variants/sirius-basic",
+                "--no-build",
+                "--emit",
+                "no/such/dir/x.rs",
+            ],
+            "--emit",
+        ),
+    ];
+    for (args, flag) in cases {
+        let o = run(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(flag), "{args:?}: {err}");
+        assert!(
+            o.stdout.is_empty(),
+            "{args:?}: nothing was played: {}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+    }
+}
+
+/// Arguments that once passed silently or read badly.
+#[test]
+fn bad_arguments_get_a_clear_refusal() {
+    let refused = |args: &[&str], code: i32, says: &str| {
+        let o = run(args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    };
+    refused(&["compile", "variants/sirius-basic", "--verify", "0"], 2, "--verify");
+    refused(
+        &["compile", "variants/sirius-basic", "--verify", "5", "--no-build"],
+        2,
+        "cannot be used with",
+    );
+    refused(
+        &[
+            "--engine",
+            "interpreted",
+            "simulate",
+            "variants/sirius-basic",
+            "--bots",
+            "mcts:0",
+        ],
+        2,
+        "at least 1",
+    );
+    // A negative number is the option's own mistake, not a flag.
+    refused(
+        &["simulate", "variants/sirius-basic", "--seed", "-5"],
+        2,
+        "invalid value '-5'",
+    );
+    refused(
+        &[
+            "check",
+            "variants/sirius-basic",
+            "--set",
+            "max_power=99999999999999999999",
+        ],
+        1,
+        "too large for a whole number",
+    );
+}
+
+/// `--jobs` far above the work starts no more threads than games, and a
+/// run whose output is not a terminal says what it is doing.
+#[test]
+fn runaway_jobs_are_capped_at_the_games() {
+    let o = run(&[
+        "--engine",
+        "interpreted",
+        "simulate",
+        "variants/sirius-basic",
+        "--games",
+        "3",
+        "--jobs",
+        "100000",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["summary"]["games"], 3);
+}

@@ -88,3 +88,37 @@ fn a_new_game_into_a_played_state_is_the_new_game() {
     assert!(g.new_game_into(7, &mut state).is_err());
     assert_eq!(g.save_state(&state).unwrap(), before);
 }
+
+/// A saved state names its variant: another variant's game refuses it
+/// instead of loading data its scripts would misread.
+#[test]
+fn a_state_saved_by_one_variant_is_refused_by_another() {
+    let basic = common::game("sirius-basic");
+    let lifeboats = common::game("sirius-lifeboats");
+    let state = basic.new_game(2).unwrap();
+    let saved = basic.save_state(&state).unwrap();
+    assert!(basic.load_state(&saved).unwrap().same_as(&state));
+    let e = lifeboats.load_state(&saved).unwrap_err().to_string();
+    assert!(
+        e.contains("saved by a game of variant 'sirius-basic', not of 'sirius-lifeboats'"),
+        "{e}"
+    );
+}
+
+/// `add_all` takes ranges as domains (`range(a, b)`, `a..b`, `a..=b`), as
+/// the numbers in them.
+#[test]
+fn add_all_takes_ranges_as_domains() {
+    let g = common::scratch_game(
+        "ranges",
+        "[variant]\nname = \"ranges\"\nplayers = { min = 2, max = 2 }\nscripts = [\"rules.rhai\"]\n\
+         [actions.take]\ntext = \"take {n:int}\"\napply = \"do_take\"\n\
+         [setup]\nrun = \"setup\"\n[steps.play]\nlegal = \"play_legal\"\n[turn]\nsteps = [\"play\"]\n",
+        "fn setup() { start_turns(0); }\n\
+         fn play_legal() { let n = 2; add_all(\"take\", [range(0, n + 1)]); add_all(\"take\", [4..5]); add_all(\"take\", [6..=7]); }\n\
+         fn do_take(n) { win(0); }\n",
+    );
+    let s = g.new_game(2).unwrap();
+    let texts: Vec<String> = g.legal_actions(&s).unwrap().iter().map(|a| g.action_text(a)).collect();
+    assert_eq!(texts, ["take 0", "take 1", "take 2", "take 4", "take 6", "take 7"]);
+}

@@ -150,6 +150,19 @@ fn rows_hold_one_line_per_game_that_adds_up_to_the_summary() {
         let won = lines.iter().filter(|l| l["winner"] == seat["seat"]).count() as u64;
         assert_eq!(won, seat["wins"]["count"].as_u64().unwrap());
     }
+    // The first-player figure counts decided games only, as the rows do.
+    let decided: Vec<_> = lines
+        .iter()
+        .filter(|l| !l["winner"].is_null() && !l["first"].is_null())
+        .collect();
+    let first_won = decided.iter().filter(|l| l["winner"] == l["first"]).count() as u64;
+    let first = &v["summary"]["first_player"];
+    assert!(
+        decided.len() < lines.len(),
+        "the sample needs a draw to tell the figures apart"
+    );
+    assert_eq!(first["of"].as_u64().unwrap(), decided.len() as u64);
+    assert_eq!(first["count"].as_u64().unwrap(), first_won);
     let turns: u64 = lines.iter().map(|l| l["turns"].as_u64().unwrap()).sum();
     assert_eq!(turns as f64 / 12.0, v["summary"]["turns"]["mean"].as_f64().unwrap());
     for c in v["summary"]["counters"].as_array().unwrap() {

@@ -45,6 +45,10 @@ pub fn simulate_shard(
     if games == 0 {
         return Err(error("games must be at least 1"));
     }
+    if jobs == Some(0) {
+        // As `rulesmith simulate --jobs 0`: no thread would play.
+        return Err(error("jobs must be at least 1 (None: every core)"));
+    }
     if bots.is_empty() {
         return Err(error("bots needs at least one bot"));
     }
@@ -71,7 +75,11 @@ pub fn simulate_shard(
     let variant_arc = v.clone();
     let tally = py.detach(move || -> Result<Tally, String> {
         let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(jobs.unwrap_or(0))
+            // Never more threads than games.
+            .num_threads(
+                jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+                    .min((range.end - range.start).max(1) as usize),
+            )
             .build()
             .map_err(|e| e.to_string())?;
         let mut tally = Tally::new(n, variant_arc.stats.len());

@@ -71,6 +71,18 @@ def test_clones_and_saved_states_play_on_identically(basic):
     assert twin.serialize() == state.serialize()
 
 
+def test_another_variants_state_is_refused(basic):
+    lifeboats = rulesmith.load_game(variant("sirius-lifeboats"), players=2)
+    state, _ = random_game(basic, seed=5, max_steps=10)
+    with pytest.raises(Exception, match="saved by a game of variant 'sirius-basic'"):
+        lifeboats.deserialize_state(state.serialize())
+
+
+def test_simulate_refuses_zero_jobs_as_the_command_does():
+    with pytest.raises(Exception, match="jobs must be at least 1"):
+        rulesmith.simulate(variant("sirius-basic"), 2, jobs=0)
+
+
 def test_the_record_replays_on_the_command_line(basic, rulesmith_bin, tmp_path):
     import subprocess
 

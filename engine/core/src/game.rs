@@ -677,11 +677,15 @@ impl Game {
         }
         #[derive(serde::Serialize)]
         struct Saved<'a> {
+            /// The variant's name: a state loaded into another variant's
+            /// game is refused (its data would mean something else there).
+            variant: &'a str,
             core: &'a Core,
             data: serde_json::Value,
             history: &'a History,
         }
         let saved = Saved {
+            variant: &self.variant.name,
             core: &state.core,
             data: state.data.to_json(),
             history: &state.history,
@@ -693,11 +697,29 @@ impl Game {
     pub fn load_state(&self, text: &str) -> Result<State, GameError> {
         #[derive(serde::Deserialize)]
         struct Saved {
+            /// Absent in states saved before it was written.
+            #[serde(default)]
+            variant: Option<String>,
             core: Core,
             data: serde_json::Value,
             history: History,
         }
         let saved: Saved = serde_json::from_str(text).map_err(|e| GameError::Rules(e.to_string()))?;
+        if let Some(v) = saved.variant.as_deref().filter(|v| *v != self.variant.name) {
+            return Err(GameError::Rules(format!(
+                "this state was saved by a game of variant '{v}', not of '{}'",
+                self.variant.name
+            )));
+        }
+        if saved.core.seats == 0 || saved.core.stats.len() != self.variant.stats.len() {
+            return Err(GameError::Rules(format!(
+                "this state does not fit variant '{}' ({} seats, {} counters; the variant declares {})",
+                self.variant.name,
+                saved.core.seats,
+                saved.core.stats.len(),
+                self.variant.stats.len()
+            )));
+        }
         Ok(State {
             core: Box::new(saved.core),
             data: self.rules.data_from_json(saved.data).map_err(GameError::Rules)?,

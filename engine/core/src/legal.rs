@@ -748,7 +748,7 @@ fn all_within(numbers: &[i64], slots: &[(i64, i64)]) -> bool {
 /// Messages of `add_all` domains that are not numbers (both engines
 /// read domains from their own values, and say the same).
 pub fn not_a_domain(found: &str) -> String {
-    format!("add_all: a domain must be a number or an array, found {found}")
+    format!("add_all: a domain must be a number, an array or a range (0..n, range(0, n)), found {found}")
 }
 
 pub fn not_a_choice(found: &str) -> String {

@@ -19,6 +19,7 @@ pub mod ctx;
 mod decisions;
 mod determinize;
 pub mod error;
+pub mod fields;
 pub mod game;
 pub mod grid;
 pub mod legal;

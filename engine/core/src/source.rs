@@ -60,6 +60,26 @@ pub fn compile_source(engine: &Engine, src: &SourceFile, what: &str) -> Result<A
             }
         }
         let mut message = format!("{what}script syntax error: {}", e.err_type());
+        let unclosed = match e.err_type() {
+            rhai::ParseErrorType::WrongFnDefinition => true,
+            rhai::ParseErrorType::MissingToken(token, _) => token == "}",
+            _ => false,
+        };
+        if let Some((open_line, name)) = unclosed.then(|| unclosed_function(&src.text, line)).flatten() {
+            // A missing '}' shows where the parser gives up (the next
+            // function, the end of the file), far from the mistake: point
+            // at the function left open.
+            message = format!(
+                "{what}script syntax error: a '}}' is missing in function '{name}': its body is still open at line {line}{}",
+                if matches!(e.err_type(), rhai::ParseErrorType::WrongFnDefinition) {
+                    ", where the next function starts"
+                } else {
+                    ", the end of the file"
+                }
+            );
+            line = open_line;
+            column = 1;
+        }
         if let rhai::ParseErrorType::VariableUndefined(_) = e.err_type() {
             // The line, or one of the three before it for a body written
             // below its parameters.
@@ -77,6 +97,35 @@ pub fn compile_source(engine: &Engine, src: &SourceFile, what: &str) -> Result<A
         }
         Diagnostic::new(&src.path, message).at_line(Some(&src.text), line, column)
     })
+}
+
+/// The function whose body is still open at `line` (1-based): its first
+/// line and name, counting braces outside comments and strings.
+fn unclosed_function(text: &str, line: usize) -> Option<(usize, String)> {
+    let mut depth = 0usize;
+    let mut open: Option<(usize, String)> = None;
+    for (i, l) in text.lines().enumerate().take(line.saturating_sub(1)) {
+        let code = l.split("//").next().unwrap_or("");
+        if depth == 0 {
+            if let Some(rest) = code.trim_start().strip_prefix("fn ") {
+                let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                open = Some((i + 1, name));
+            }
+        }
+        let mut in_string = false;
+        let mut escaped = false;
+        for c in code.chars() {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' if in_string => escaped = true,
+                '"' => in_string = !in_string,
+                '{' if !in_string => depth += 1,
+                '}' if !in_string => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+    }
+    (depth > 0).then_some(open).flatten()
 }
 
 /// True when `line` holds the parameter list of an anonymous function,

@@ -12,7 +12,7 @@ use rulesmith_core::error::GameError;
 use rulesmith_core::game::Game;
 use rulesmith_core::record::Record;
 use rulesmith_core::rng;
-use rulesmith_core::state::{Seat, Status, ToMove};
+use rulesmith_core::state::{Seat, State, Status, ToMove};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -79,8 +79,22 @@ pub fn play_game(
     keep_record: bool,
     max_decisions: u64,
 ) -> Result<GameResult, GameFailure> {
+    play_game_in(game, bots, index, seed, keep_record, max_decisions, &mut None)
+}
+
+/// [`play_game`] in `scratch`, whose allocations the previous game's state
+/// lends this one (a loop of games keeps one scratch for all of them).
+pub fn play_game_in(
+    game: &Game,
+    bots: &[String],
+    index: u64,
+    seed: u64,
+    keep_record: bool,
+    max_decisions: u64,
+    scratch: &mut Option<State>,
+) -> Result<GameResult, GameFailure> {
     let mut record = keep_record.then(Record::default);
-    match play_into(game, bots, index, seed, &mut record, max_decisions) {
+    match play_into(game, bots, index, seed, &mut record, max_decisions, scratch) {
         Ok(mut r) => {
             r.record = record;
             Ok(r)
@@ -99,6 +113,7 @@ fn play_into(
     seed: u64,
     record: &mut Option<Record>,
     max_decisions: u64,
+    scratch: &mut Option<State>,
 ) -> Result<GameResult, GameError> {
     let players = bots.len();
     let mut players_bots = Vec::with_capacity(players);
@@ -106,7 +121,12 @@ fn play_into(
         players_bots.push(bot::from_spec(spec, rng::derive(seed, 1 + s as u64)).map_err(GameError::Rules)?);
     }
     let mut chance = rng::seeded(seed);
-    let mut state = game.new_game(players)?;
+    let state = crate::playout::new_game_in(game, players, scratch)?;
+    // Bots that pick uniformly never look back, and no record is kept:
+    // the game needs no history (as a random playout keeps none).
+    if record.is_none() && players_bots.iter_mut().all(|b| b.uniform().is_some()) {
+        state.forget_history();
+    }
     let mut first = None;
     let mut decisions = 0u64;
     let mut chance_drawn = 0u64;
@@ -123,19 +143,34 @@ fn play_into(
                     return Err(crate::playout::endless_chance(chance_drawn));
                 }
                 let o = game
-                    .sample_outcome(&state, &mut chance)
+                    .sample_outcome(state, &mut chance)
                     .expect("a chance node has outcomes");
                 if let Some(r) = record.as_mut() {
                     r.chance(game.outcome_text(o));
                 }
-                game.apply_outcome_scratch(&mut state, o)?;
+                game.apply_outcome_scratch(state, o)?;
             }
             ToMove::Decision(seat) => {
                 if decisions >= max_decisions {
                     return Err(endless_game(max_decisions, state.core.turn));
                 }
-                game.legal_actions_into(&mut state, &mut legal)?;
-                let i = players_bots[seat].choose(game, &state, &legal)?;
+                if let Some(r) = players_bots[seat].uniform() {
+                    // A uniform pick needs no list: the action is decoded
+                    // from its index, the one `choose` would have picked.
+                    game.pick_and_apply_scratch(
+                        state,
+                        |n| rng::below(r, n as u32) as usize,
+                        |a, _| {
+                            if let Some(r) = record.as_mut() {
+                                r.decision(seat, game.action_text(a));
+                            }
+                        },
+                    )?;
+                    decisions += 1;
+                    continue;
+                }
+                game.legal_actions_into(state, &mut legal)?;
+                let i = players_bots[seat].choose(game, state, &legal)?;
                 let a = *legal.get(i).ok_or_else(|| {
                     GameError::Rules(format!(
                         "bot {} chose action {i} of {}",
@@ -146,7 +181,7 @@ fn play_into(
                 if let Some(r) = record.as_mut() {
                     r.decision(seat, game.action_text(&a));
                 }
-                game.apply_scratch(&mut state, a)?;
+                game.apply_scratch(state, a)?;
                 decisions += 1;
             }
         }
@@ -159,7 +194,8 @@ fn play_into(
         .variant()
         .stats
         .iter()
-        .map(|(n, _)| (n.clone(), game.stat(&state, n).unwrap_or(0)))
+        .enumerate()
+        .map(|(i, (n, _))| (n.clone(), state.core.stats.get(i).copied().unwrap_or(0)))
         .collect();
     let variant = game.variant();
     let mut cards: Vec<String> = state
@@ -180,7 +216,7 @@ fn play_into(
         first,
         bots: players_bots.iter().map(|b| b.name().to_string()).collect(),
         stats,
-        labels: game.labels(&state)?,
+        labels: game.labels(state)?,
         cards,
         record: None,
     })
@@ -346,7 +382,8 @@ pub struct Summary {
     pub decisiveness: f64,
     /// Wins of the seat that played turn 1, among games that had a winner.
     pub first_player: Rate,
-    /// First-player win rate (decided games) minus the fair share 1/players.
+    /// First-player win rate (decided games) minus the fair share
+    /// 1/players; 0 when no game with a first player was decided.
     pub first_player_advantage: f64,
     /// 1 minus the gap between the best and worst seat win rates.
     pub balance: f64,
@@ -390,6 +427,16 @@ fn card_labels(dealt: &BTreeMap<String, u64>, labels: &BTreeMap<String, BTreeMap
     out
 }
 
+/// One more `key` in `map`, allocating the key only the first time.
+fn count(map: &mut BTreeMap<String, u64>, key: &str) {
+    match map.get_mut(key) {
+        Some(n) => *n += 1,
+        None => {
+            map.insert(key.to_string(), 1);
+        }
+    }
+}
+
 /// Everything a [`Summary`] needs from many games, kept as counts and
 /// integer sums: the tallies of disjoint sets of games add up ([`Tally::merge`])
 /// to the tally of all of them, exactly, in any order. This is what
@@ -408,7 +455,9 @@ pub struct Tally {
     /// (absent from tallies written before it was kept).
     #[serde(default)]
     pub bot_seats: BTreeMap<String, (u64, u64)>,
-    /// Games with a first player, and how many of them it won.
+    /// Decided games (a winner) with a first player, and how many of them
+    /// the first player won: draws are left out, so that many draws do not
+    /// read as a first-move disadvantage.
     pub first_games: u64,
     pub first_wins: u64,
     /// Games per number of turns, and per number of decisions.
@@ -446,14 +495,22 @@ impl Tally {
         }
         for (s, b) in r.bots.iter().enumerate() {
             let won = (r.winner == Some(s)) as u64;
-            let e = self.bots.entry(b.clone()).or_default();
-            e.0 += 1;
-            e.1 += won;
+            // Looked up before inserting: a key is allocated once per run,
+            // not once per game.
+            match self.bots.get_mut(b) {
+                Some(e) => {
+                    e.0 += 1;
+                    e.1 += won;
+                }
+                None => {
+                    self.bots.insert(b.clone(), (1, won));
+                }
+            }
             let e = self.bot_seats.entry(bot_at_seat(b, s)).or_default();
             e.0 += 1;
             e.1 += won;
         }
-        if r.first.is_some() {
+        if r.first.is_some() && r.winner.is_some() {
             self.first_games += 1;
             self.first_wins += (r.first == r.winner) as u64;
         }
@@ -465,10 +522,13 @@ impl Tally {
             c.1 += (v != 0) as u64;
         }
         for (k, v) in &r.labels {
-            *self.labels.entry(k.clone()).or_default().entry(v.clone()).or_default() += 1;
+            if !self.labels.contains_key(k) {
+                self.labels.insert(k.clone(), BTreeMap::new());
+            }
+            count(self.labels.get_mut(k).expect("inserted"), v);
         }
         for c in &r.cards {
-            *self.dealt.entry(c.clone()).or_default() += 1;
+            count(&mut self.dealt, c);
         }
     }
 
@@ -587,7 +647,11 @@ impl Summary {
                 0.0
             },
             first_player,
-            first_player_advantage: first_player.rate - 1.0 / players as f64,
+            first_player_advantage: if first_player.of > 0 {
+                first_player.rate - 1.0 / players as f64
+            } else {
+                0.0
+            },
             balance: if games > 0 { 1.0 - spread.max(0.0) } else { 0.0 },
             turns: Distribution::of_counts(&t.turns),
             decisions: Distribution::of_counts(&t.decisions),
@@ -839,6 +903,24 @@ mod tests {
         assert_eq!(s.counters[0].total, (0..23).map(|i| i % 3).sum::<i64>());
         assert_eq!(s.card_labels.iter().map(|c| c.wins.of).sum::<u64>(), 23);
         assert!(Tally::new(3, 1).merge(&whole).is_err(), "other players");
+    }
+
+    #[test]
+    fn the_first_player_figure_counts_decided_games_only() {
+        // Four games: the first player (P1 in even games) wins one, loses
+        // one, and two are drawn.
+        let games = [
+            result(0, Some(0), 5, &["random", "random"], "x"),
+            result(2, Some(1), 5, &["random", "random"], "x"),
+            result(4, None, 5, &["random", "random"], "x"),
+            result(6, None, 5, &["random", "random"], "x"),
+        ];
+        let s = Summary::of(&games, 2, &[]);
+        assert_eq!((s.first_player.count, s.first_player.of), (1, 2));
+        assert_eq!(s.first_player_advantage, 0.0);
+        let draws = Summary::of(&games[2..], 2, &[]);
+        assert_eq!(draws.first_player.of, 0, "no game was decided");
+        assert_eq!(draws.first_player_advantage, 0.0, "not -50 points");
     }
 
     fn p_paired(a: &[i64], b: &[i64]) -> f64 {

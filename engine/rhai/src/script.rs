@@ -599,6 +599,15 @@ fn register_add(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) {
                         return Err(legal::not_a_choice(alt.type_name()).into());
                     }
                 }
+            } else if let Some(r) = d.read_lock::<std::ops::Range<INT>>() {
+                // `range(0, n + 1)`, `0..n`: the numbers in it.
+                for x in r.clone() {
+                    cx.product_choice(&[x]);
+                }
+            } else if let Some(r) = d.read_lock::<std::ops::RangeInclusive<INT>>() {
+                for x in r.clone() {
+                    cx.product_choice(&[x]);
+                }
             } else {
                 return Err(legal::not_a_domain(d.type_name()).into());
             }
@@ -1254,7 +1263,7 @@ pub(crate) fn script_error(
             return (ScriptError { calls, ..card }, limit);
         }
         _ if limit.is_some() => limit.map(|l| l.message(&info.limits)).unwrap_or_default(),
-        EvalAltResult::ErrorFunctionNotFound(sig, _) => format!("no such function: {sig}"),
+        EvalAltResult::ErrorFunctionNotFound(sig, _) => function_not_found(sig),
         EvalAltResult::ErrorRuntime(value, _) => value.to_string(),
         other => {
             let s = other.to_string();
@@ -1288,9 +1297,40 @@ pub(crate) fn script_error(
     (error, limit)
 }
 
+/// Rhai's "function not found" in a designer's words. An operator or a
+/// function given `()` (nothing) is nearly always a field never assigned
+/// (`this.at_rsik += d`, a misspelt `at_risk`) or a function that returned
+/// nothing: say so, rather than "no such function: + ((), i64)".
+fn function_not_found(sig: &str) -> String {
+    let (name, args) = sig.split_once(" (").unwrap_or((sig, ""));
+    let nothing = args.starts_with("()") || args.contains(", ()");
+    let operator = !name.is_empty() && !name.chars().any(|c| c.is_alphanumeric() || c == '_');
+    match (operator, nothing) {
+        (true, true) => format!(
+            "'{name}' was given () (nothing): a field that was never assigned (a misspelt this.NAME?) \
+             or a function that returned nothing ({sig})"
+        ),
+        (false, true) => format!(
+            "no such function: {sig}; an argument is () (nothing): a field that was never assigned \
+             (a misspelt this.NAME?) or a function that returned nothing"
+        ),
+        (true, false) => format!("'{name}' cannot combine these values ({sig})"),
+        (false, false) => format!("no such function: {sig}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_operator_given_nothing_names_the_likely_cause() {
+        let m = function_not_found("+ ((), i64)");
+        assert!(m.starts_with("'+' was given () (nothing)"), "{m}");
+        assert!(m.contains("misspelt this.NAME"), "{m}");
+        assert_eq!(function_not_found("foo (i64)"), "no such function: foo (i64)");
+        assert!(function_not_found("foo (i64, ())").contains("an argument is ()"));
+    }
 
     #[test]
     fn at_least_lists_the_indices_that_reach_the_minimum() {

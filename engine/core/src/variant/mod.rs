@@ -97,6 +97,18 @@ pub struct Param {
 
 impl Param {
     fn check(&self, v: &Value) -> Result<(), String> {
+        if let (Value::Int(_), Value::Str(text)) = (&self.value, v) {
+            let digits = text.trim().trim_start_matches(['-', '+']);
+            if !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit()) {
+                return Err(format!(
+                    "parameter '{}': {} is too large for a whole number (they go from {} to {})",
+                    self.name,
+                    text.trim(),
+                    i64::MIN,
+                    i64::MAX
+                ));
+            }
+        }
         if std::mem::discriminant(v) != std::mem::discriminant(&self.value) {
             return Err(format!(
                 "parameter '{}' takes {}, not {v}",
@@ -362,6 +374,19 @@ impl Variant {
         }
     }
 
+    /// What looks wrong without being an error, for `rulesmith check`:
+    /// fields of the game data assigned and never read, or read and never
+    /// assigned (see `fields.rs`).
+    pub fn warnings(&self) -> Vec<Diagnostic> {
+        let mut files = self.scripts.clone();
+        for f in self.decks.iter().flat_map(|d| d.cards.iter().filter_map(|c| c.script)) {
+            if !files.contains(&f) {
+                files.push(f);
+            }
+        }
+        crate::fields::warnings(self, &files)
+    }
+
     pub fn param(&self, name: &str) -> Option<&Param> {
         self.params.iter().find(|p| p.name == name)
     }
@@ -615,7 +640,13 @@ impl Loader {
     fn read(&mut self, path: &Path) -> Option<usize> {
         let path = &clean(path);
         match std::fs::read_to_string(path) {
-            Ok(text) => {
+            Ok(mut text) => {
+                // A byte-order mark, which some editors on Windows write,
+                // is no part of the text (TOML and Rhai would take it for
+                // an invisible stray character).
+                if text.starts_with('\u{feff}') {
+                    text.drain(..'\u{feff}'.len_utf8());
+                }
                 self.files.push(SourceFile {
                     path: path.to_path_buf(),
                     text,
@@ -945,8 +976,41 @@ impl Loader {
             }
         };
 
-        // Parameters: each value within its own range.
+        // Parameters: each value within its own range; a range only for a
+        // whole number (a quoted "30" is a string, and its bounds would
+        // never be checked); and no range upside down.
         for p in params.values() {
+            if (p.min.is_some() || p.max.is_some()) && !matches!(p.value, Value::Int(_)) {
+                let loc = p.value_loc.clone();
+                let hint = match &p.value {
+                    Value::Str(s) if s.trim().parse::<i64>().is_ok() => {
+                        format!(" (write value = {} without quotes)", s.trim())
+                    }
+                    _ => String::new(),
+                };
+                self.error(
+                    &loc,
+                    format!(
+                        "parameter '{}' has min/max, so its value must be a whole number, not {}{hint}",
+                        p.name,
+                        p.value.kind()
+                    ),
+                );
+                continue;
+            }
+            if let (Some(lo), Some(hi)) = (p.min, p.max) {
+                if lo > hi {
+                    let loc = p.loc.clone();
+                    self.error(
+                        &loc,
+                        format!(
+                            "parameter '{}': min {lo} is above max {hi} (no value can be within them)",
+                            p.name
+                        ),
+                    );
+                    continue;
+                }
+            }
             if let Err(e) = p.check(&p.value) {
                 let loc = p.value_loc.clone();
                 self.error(&loc, e);
@@ -1055,7 +1119,16 @@ impl Loader {
 
         // Steps.
         let mut step_defs = Vec::new();
-        for (name, (file, _key, s)) in &steps {
+        for (name, (file, key, s)) in &steps {
+            if name == "setup" {
+                // step() says "setup" before any step is entered.
+                let loc = self.loc(*file, key);
+                self.error(
+                    &loc,
+                    "a step may not be named 'setup': step() returns \"setup\" before any step is entered, \
+                     so the two could not be told apart (name it 'place', 'deploy', ...)",
+                );
+            }
             let actor = match s.actor.as_ref().map(|a| (a.get_ref().as_str(), a)) {
                 None | Some(("active", _)) => Actor::Active,
                 Some(("script", _)) => Actor::Script,

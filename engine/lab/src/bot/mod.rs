@@ -37,6 +37,14 @@ pub trait Bot {
     /// on (its `evaluate`): a bot never hides one by scoring the position 0,
     /// so a broken evaluation stops the game at its first failing call.
     fn choose(&mut self, game: &Game, state: &State, legal: &[Action]) -> Result<usize, GameError>;
+
+    /// The generator of a bot that picks uniformly among the legal
+    /// actions, `rng::below(rng, legal.len())`, and does nothing else:
+    /// then a game need not list the actions to pick one (see
+    /// `Game::pick_and_apply_scratch`), and picks the same one.
+    fn uniform(&mut self) -> Option<&mut GameRng> {
+        None
+    }
 }
 
 /// How much search an MCTS decision gets.

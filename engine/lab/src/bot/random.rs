@@ -26,4 +26,8 @@ impl Bot for RandomBot {
     fn choose(&mut self, _game: &Game, _state: &State, legal: &[Action]) -> Result<usize, GameError> {
         Ok(rng::below(&mut self.rng, legal.len() as u32) as usize)
     }
+
+    fn uniform(&mut self) -> Option<&mut GameRng> {
+        Some(&mut self.rng)
+    }
 }

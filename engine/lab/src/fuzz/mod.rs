@@ -46,6 +46,10 @@ pub struct Options {
     pub text_checks: bool,
     /// Candidate games the shrinker may play for one finding.
     pub shrink_budget: usize,
+    /// Seconds the search for other breaks and the shrinker may take for
+    /// one finding (None: no bound by time, the result depends only on the
+    /// seed).
+    pub shrink_seconds: Option<f64>,
     /// Told of each improvement while shrinking (a progress line).
     pub on_shrink: Option<shrink::OnProgress>,
 }
@@ -61,6 +65,7 @@ impl Default for Options {
             only_invariant: None,
             text_checks: true,
             shrink_budget: 80_000,
+            shrink_seconds: None,
             on_shrink: None,
         }
     }

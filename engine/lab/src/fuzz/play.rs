@@ -193,6 +193,8 @@ fn play_tallied(
     g.invariants(&state, tally)?;
     let mut chance_steps = 0usize;
     let mut legal = Vec::new();
+    // How many secrets (cards, decisions) there were at the last leak check.
+    let mut secrets_checked = (0, 0);
     // The step g.step names (None: setup).
     let mut step_index = state.core.step;
     g.step.push_str(game.step_name(&state));
@@ -258,8 +260,21 @@ fn play_tallied(
                 if opts.text_checks {
                     g.legal_texts(&legal)?;
                 }
-                if opts.deep_every != usize::MAX && g.decisions % opts.deep_every.max(1) == 0 {
-                    g.deep(&state, &legal, seat)?;
+                if opts.deep_every != usize::MAX {
+                    if g.decisions % opts.deep_every.max(1) == 0 {
+                        g.deep(&state, &legal, seat)?;
+                    }
+                    // The first decision after a secret (a card dealt in
+                    // secret, a decision in a secret step) is where a leak
+                    // shows: the second bidder of a secret round sees the
+                    // first one's bid, or not. Checked every time, whatever
+                    // the decision count; games without secrets pay two
+                    // comparisons.
+                    let secrets = (state.core.secrets.len(), state.core.secret_decisions.len());
+                    if secrets != secrets_checked {
+                        secrets_checked = secrets;
+                        g.no_view_leak(&state, &legal, seat)?;
+                    }
                 }
                 let Some(index) = chooser.decide(game, &legal) else {
                     // The chooser has no more to play: the game passes.
@@ -298,10 +313,13 @@ fn play_tallied(
         match record::replay(game, opts.players, &text, Path::new("fuzz")) {
             Ok(s) if s.same_as(&state) => {}
             Ok(_) => {
+                // A legal function that writes to the state (checked at
+                // every 8th decision only) is the usual cause: name it.
+                g.impure_listing()?;
                 return Err(g.check(
                     GenericCheck::RecordReplays,
                     "replaying the record gives another state".into(),
-                ))
+                ));
             }
             Err(e) => return Err(g.check(GenericCheck::RecordReplays, format!("the record does not replay: {e}"))),
         }
@@ -376,6 +394,49 @@ impl Checked<'_> {
             Some((name, message)) => Err(self.finding(FindingKind::Invariant(name), message)),
             None => Ok(()),
         }
+    }
+
+    /// Plays the game's choices again, listing the legal actions on a copy
+    /// at every decision: a listing that changes the state is the
+    /// `legal-listing-changes-nothing` finding (at the decision where it
+    /// first does). Run when the record does not replay to the same state.
+    fn impure_listing(&self) -> Result<(), Box<Finding>> {
+        let game = self.game;
+        let Ok(mut state) = game.new_game(self.opts.players) else {
+            return Ok(());
+        };
+        let mut legal = Vec::new();
+        for c in &self.choices {
+            match *c {
+                Choice::Chance { index, .. } => {
+                    let outcomes = game.chance_outcomes(&state);
+                    let Some(&(o, _)) = outcomes.get(index) else {
+                        return Ok(());
+                    };
+                    if game.apply_outcome(&mut state, o).is_err() {
+                        return Ok(());
+                    }
+                }
+                Choice::Decision { index, .. } => {
+                    let before = state.clone();
+                    if game.legal_actions_into(&mut state, &mut legal).is_err() {
+                        return Ok(());
+                    }
+                    if !state.same_as(&before) {
+                        let step = game.step_name(&before);
+                        return Err(self.check(
+                            GenericCheck::LegalIsPure,
+                            format!("step '{step}': listing the legal actions changed the state"),
+                        ));
+                    }
+                    let Some(&a) = legal.get(index) else { return Ok(()) };
+                    if game.apply_action(&mut state, a).is_err() {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// `state` saved as JSON and loaded again, which must equal it.
@@ -487,8 +548,19 @@ impl Checked<'_> {
             }
         }
         // Resample what the seat to move cannot see: a replay of the whole
-        // game, so less often than the other checks.
-        if self.decisions % (self.opts.deep_every.max(1) * 8) != 0 || !state.core.hides_from(Some(seat)) {
+        // game, so less often than the other checks (and at every decision
+        // that follows a new secret, see `play_tallied`).
+        if self.decisions % (self.opts.deep_every.max(1) * 8) != 0 {
+            return Ok(());
+        }
+        self.no_view_leak(state, legal, seat)
+    }
+
+    /// Draws afresh what `seat` cannot see, which must change neither its
+    /// view, nor its board, nor its legal actions.
+    fn no_view_leak(&self, state: &State, legal: &[Action], seat: usize) -> Result<(), Box<Finding>> {
+        let game = self.game;
+        if !state.core.hides_from(Some(seat)) {
             return Ok(());
         }
         let mut r = rng::seeded(self.decisions as u64 ^ 0x5EED);

@@ -59,13 +59,26 @@ pub fn run_batch(game_for: &mut GameFor<'_>, opts: &Options, sweep: &[Sweep], se
                 batch.totals.games += 1;
                 batch.totals.decisions += found.decisions as u64;
                 let found_lines = found.record.len();
+                let deadline = opts
+                    .shrink_seconds
+                    .map(|s| found_at + std::time::Duration::from_secs_f64(s.max(0.0)));
                 let (game, params, found) = simplest_params(game_for, opts, sweep, game, params, *found);
-                let starts = more_breaks(&game, opts, &kept, found, seed);
+                // The other starts may take a quarter of the time.
+                let search_until = opts
+                    .shrink_seconds
+                    .map(|s| found_at + std::time::Duration::from_secs_f64(s.max(0.0) / 4.0));
+                let starts = more_breaks(&game, opts, &kept, found, seed, search_until);
+                let n = starts.len() as u32;
                 // Each start gets its share of the budget; the shortest wins.
                 let share = opts.shrink_budget / starts.len();
                 let mut shrunk: Option<shrink::Shrunk> = None;
                 let mut tried = 0;
                 for (k, start) in starts.into_iter().enumerate() {
+                    // Each start also gets its share of the time left.
+                    let until = deadline.map(|d| {
+                        let now = Instant::now();
+                        now + d.saturating_duration_since(now) / (n - k as u32)
+                    });
                     let s = shrink::shrink(
                         &game,
                         opts,
@@ -73,6 +86,7 @@ pub fn run_batch(game_for: &mut GameFor<'_>, opts: &Options, sweep: &[Sweep], se
                         share,
                         rng::derive(seed, u64::MAX - k as u64),
                         opts.on_shrink,
+                        until,
                     );
                     tried += s.tried;
                     if shrunk
@@ -117,8 +131,15 @@ const EXTRA_GAMES: u64 = 200;
 /// The first break, and up to SHRINK_STARTS - 1 other games that break the
 /// same way (same kind, same message shape), found by more swarm games
 /// (fresh, or from the batch's kept games), played with only the checks
-/// that can show that break.
-fn more_breaks(game: &Game, opts: &Options, kept: &[Vec<Choice>], first: Finding, seed: u64) -> Vec<Finding> {
+/// that can show that break; none after `deadline`.
+fn more_breaks(
+    game: &Game,
+    opts: &Options,
+    kept: &[Vec<Choice>],
+    first: Finding,
+    seed: u64,
+    deadline: Option<Instant>,
+) -> Vec<Finding> {
     let focused = shrink::focused(opts, &first.kind);
     let shape = shrink::shape(&first.message);
     // A game without end is not shrunk (see shrink::shrink): one start.
@@ -129,7 +150,7 @@ fn more_breaks(game: &Game, opts: &Options, kept: &[Vec<Choice>], first: Finding
     };
     let mut starts = vec![first];
     for extra in 0..extra_games {
-        if starts.len() >= SHRINK_STARTS {
+        if starts.len() >= SHRINK_STARTS || deadline.is_some_and(|d| Instant::now() >= d) {
             break;
         }
         let mut r = rng::seeded(rng::derive(seed ^ 0x5EC0_4D57, extra));

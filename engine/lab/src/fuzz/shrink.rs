@@ -27,6 +27,7 @@ use super::{Finding, FindingKind, GenericCheck, Options};
 use rulesmith_core::game::Game;
 use rulesmith_core::rng;
 use rulesmith_core::state::{Action, Outcome};
+use std::time::{Duration, Instant};
 
 /// What a candidate asks for at one choice.
 #[derive(Clone, Debug)]
@@ -110,8 +111,13 @@ pub struct Progress {
     pub tried: usize,
 }
 
-/// Called after each improvement while shrinking.
+/// Called when shrinking starts, after each improvement, and every few
+/// seconds in between (see [`REPORT_EVERY`]), so that a long shrink is
+/// never silent.
 pub type OnProgress = fn(&Progress);
+
+/// The longest silence between two progress reports while shrinking.
+pub const REPORT_EVERY: Duration = Duration::from_secs(5);
 
 /// Options that reproduce a break of `kind` and nothing more: only the
 /// checks that can show it, so candidates play fast.
@@ -143,6 +149,9 @@ struct Shrinker<'g> {
     from: usize,
     best: Finding,
     on_progress: Option<OnProgress>,
+    /// When shrinking must stop, if it is bounded by time.
+    deadline: Option<Instant>,
+    reported: Instant,
 }
 
 /// Shortlex order of played games: fewer choices, then earlier ones.
@@ -157,6 +166,9 @@ impl Shrinker<'_> {
             return false;
         }
         self.tried += 1;
+        if self.reported.elapsed() >= REPORT_EVERY {
+            self.report();
+        }
         let mut replay = Replay {
             list,
             at: 0,
@@ -190,7 +202,8 @@ impl Shrinker<'_> {
         }
     }
 
-    fn report(&self) {
+    fn report(&mut self) {
+        self.reported = Instant::now();
         if let Some(report) = self.on_progress {
             report(&Progress {
                 from: self.from,
@@ -201,7 +214,7 @@ impl Shrinker<'_> {
     }
 
     fn out_of_budget(&self) -> bool {
-        self.tried >= self.budget
+        self.tried >= self.budget || self.deadline.is_some_and(|d| Instant::now() >= d)
     }
 
     /// Removes runs of whole turns, the longest runs first.
@@ -319,7 +332,9 @@ pub struct Shrunk {
     pub fixed_point: bool,
 }
 
-/// Shrinks `found` on `game`, playing at most `budget` candidates.
+/// Shrinks `found` on `game`, playing at most `budget` candidates, and
+/// stopping at `deadline` if one is given (the result then depends on the
+/// machine's speed, not only on the seed).
 ///
 /// The passes end at a local minimum, which may still be far from the
 /// shortest game (many small steps toward the break where a few large ones
@@ -336,6 +351,7 @@ pub fn shrink(
     budget: usize,
     seed: u64,
     on_progress: Option<OnProgress>,
+    deadline: Option<Instant>,
 ) -> Shrunk {
     let kind = found.kind.clone();
     if kind == FindingKind::NoEnd {
@@ -362,12 +378,17 @@ pub fn shrink(
         from: found.choices.len(),
         best: found,
         on_progress,
+        deadline,
+        reported: Instant::now(),
     };
+    s.report();
     let mut fixed_point = s.passes();
     let mut r = rng::seeded(seed);
-    // New games stop once a tenth of the budget has brought no shorter record.
+    // New games stop once a tenth of the budget has brought no shorter
+    // record. A break with no choice before it (right after setup) has no
+    // cut to start from, and no shorter game.
     let mut last_gain = s.tried;
-    while !s.out_of_budget() && s.tried - last_gain < budget / 10 {
+    while !s.out_of_budget() && !s.best.choices.is_empty() && s.tried - last_gain < budget / 10 {
         s.tried += 1;
         let cut = rng::below(&mut r, s.best.choices.len() as u32) as usize;
         let prefix = s.best.choices[..cut].to_vec();
