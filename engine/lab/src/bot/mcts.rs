@@ -17,12 +17,12 @@
 //! 2. **Expansion.** The first untried edge ends the descent: it is added
 //!    to the tree, one edge per iteration.
 //! 3. **Rollout.** Random decisions (chance by its probabilities) until the
-//!    game ends, or until the turn has passed `depth` times from one seat to
-//!    another; there the variant's `evaluate` scores the state. A variant
-//!    without `evaluate` plays to the end by default, so the search needs
-//!    no hand-written evaluation. Counting seat changes rather than
-//!    decisions lets a rollout reach the opponent's reply however many
-//!    decisions a turn takes.
+//!    game ends, or until `depth` moves were played (a move is a turn, a
+//!    round, or in one long turn a change of seat); there the variant's
+//!    `evaluate` scores the state. A variant without `evaluate` plays to
+//!    the end by default, so the search needs no hand-written evaluation.
+//!    Counting moves rather than decisions lets a rollout finish a move
+//!    however many decisions it takes.
 //! 4. **Backup.** Every edge of the path adds the rewards (one per seat;
 //!    a finished game's true result, or `tanh(evaluate / scale)`).
 //!
@@ -58,7 +58,8 @@ pub enum Depth {
     /// [`MctsConfig::DEFAULT_DEPTH`] moves when the variant has an
     /// `evaluate`, else to the end.
     Auto,
-    /// Until the turn passed this many times from one seat to another.
+    /// Until this many moves were played (turns, rounds, or changes of
+    /// the deciding seat within one long turn).
     Moves(u32),
     /// To the end of the game.
     End,
@@ -97,9 +98,13 @@ impl Default for MctsConfig {
 
 impl MctsConfig {
     pub const DEFAULT_PLAYOUTS: u32 = 300;
-    /// Seat changes a rollout plays before `evaluate` scores it, when the
-    /// variant has one.
-    pub const DEFAULT_DEPTH: u32 = 2;
+    /// Moves (turns, or rounds) a rollout plays before `evaluate` scores
+    /// it, when the variant has one: the rest of this move. Measured on the
+    /// shipped games (docs/simulation.md): deeper random play made the
+    /// search weaker in every one of them, since it assumes random
+    /// replies; one move lets the move in hand finish, so a move of many
+    /// decisions (or a round of commitments) is judged whole.
+    pub const DEFAULT_DEPTH: u32 = 1;
     /// Decisions a rollout plays at most, whatever its depth: a game that
     /// goes on longer is scored where it stands.
     pub const MAX_ROLLOUT: u32 = 5_000;
@@ -637,14 +642,21 @@ impl Search {
         (best, false)
     }
 
-    /// Random decisions from `s` until the end, or until the turn passed
-    /// `depth` times between seats. False when a step failed.
+    /// Random decisions from `s` until the end, or until `depth` moves
+    /// were played. False when a step failed.
+    ///
+    /// A move is a turn (the turn number went up), or, where the rules keep
+    /// one long turn, a change of the deciding seat. The seats deciding one
+    /// after another in a round (a step every seat answers, such as a
+    /// secret commitment) make one move together: a depth of 1 after a
+    /// commitment sees the round resolved.
     fn rollout(&mut self, game: &Game, s: &mut State, depth: Depth, rng: &mut GameRng) -> bool {
         let limit = match depth {
             Depth::Moves(m) => m,
             Depth::End | Depth::Auto => u32::MAX,
         };
         let mut last: Option<Seat> = None;
+        let mut turn = s.core.turn;
         let mut moves = 0;
         let mut decisions = 0;
         loop {
@@ -654,7 +666,10 @@ impl Search {
             let ToMove::Decision(p) = s.to_move() else {
                 return true;
             };
-            if last.is_some_and(|l| l != p) {
+            if s.core.turn != turn {
+                moves += 1;
+                turn = s.core.turn;
+            } else if last.is_some_and(|l| l != p) && s.core.round == 0 {
                 moves += 1;
             }
             last = Some(p);
