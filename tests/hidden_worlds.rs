@@ -88,9 +88,11 @@ fn oh_hell_mcts_bots_always_find_a_world_that_looks_the_same() {
 
 #[test]
 fn deck_builder_bots_always_find_a_world_that_looks_the_same() {
-    let g = test_game("deck-builder", &[]);
-    assert!(bots_find_a_world_at_every_decision(&g, 2, &["greedy"], 6) > 150);
-    assert!(bots_find_a_world_at_every_decision(&g, 2, &["mcts:30", "greedy"], 2) > 50);
+    // 16 turns: each seat's draw pile is made again from its discards
+    // several times.
+    let g = test_game("deck-builder", &[("max_turns", "16")]);
+    assert!(bots_find_a_world_at_every_decision(&g, 2, &["greedy"], 3) > 40);
+    assert!(bots_find_a_world_at_every_decision(&g, 2, &["mcts:30", "greedy"], 1) > 12);
 }
 
 /// Issue 33: a card dealt in secret and shuffled back may be the very card

@@ -514,8 +514,15 @@ impl Game {
             Some(ToMove::Decision(q)) => Some(q),
             _ => None,
         };
-        // Named cards out of the deciding seat's draws, together.
+        // Named cards out of the deciding seat's latest hidden cards (what
+        // it holds now: a hand dealt at once), together.
         if let (Some(q), Some(mut stuck)) = (decider, stuck) {
+            let latest = slots
+                .iter()
+                .filter(|&&(i, _, seat)| seat == q && i < misfit)
+                .map(|&(i, _, _)| groups.of_step[i])
+                .next_back()
+                .flatten();
             let mut named = std::collections::BTreeSet::new();
             let mut draws = world.draws.clone();
             for _ in 0..8 {
@@ -523,7 +530,9 @@ impl Game {
                 let culprits: Vec<(usize, usize)> = slots
                     .iter()
                     .filter(|&&(i, d, seat)| {
-                        seat == q && i < misfit && card_of(draws[i]).is_some_and(|c| named.contains(&(d, c)))
+                        seat == q
+                            && groups.of_step[i] == latest
+                            && card_of(draws[i]).is_some_and(|c| named.contains(&(d, c)))
                     })
                     .map(|&(i, d, _)| (i, d))
                     .collect();
