@@ -543,7 +543,13 @@ impl Game {
                 for &(i, d) in &culprits {
                     let kinds = self.variant.decks[d].cards.len() as u16;
                     let k = groups.of_step[i].expect("a hidden step is in a group");
-                    let fits = |c: u16| !named.contains(&(d, c)) && !learned.contains(&(k, d, c));
+                    let pool = self.pool_before(world, groups, k, d, walk);
+                    let fits = |c: u16| {
+                        !named.contains(&(d, c))
+                            && !learned.contains(&(k, d, c))
+                            && (pool.contains(&c)
+                                || held_elsewhere(&draws, &slots, i, d, c, |t, seat| seat != q || t > misfit))
+                    };
                     let choices: Vec<u16> = (0..kinds).filter(|&c| fits(c)).collect();
                     if choices.is_empty() {
                         continue;
@@ -585,8 +591,13 @@ impl Game {
             let kinds = self.variant.decks[d].cards.len() as u16;
             let k = groups.of_step[i].expect("a hidden step is in a group");
             let now = card_of(world.draws[i]);
+            let pool = self.pool_before(world, groups, k, d, walk);
             let choices: Vec<u16> = (0..kinds)
-                .filter(|&c| Some(c) != now && !learned.contains(&(k, d, c)))
+                .filter(|&c| {
+                    Some(c) != now
+                        && !learned.contains(&(k, d, c))
+                        && (pool.contains(&c) || held_elsewhere(&world.draws, &slots, i, d, c, |_, _| true))
+                })
                 .collect();
             for _ in 0..SINGLE_TRIES.min(choices.len()) {
                 if tries >= EXCHANGE_TRIES {
@@ -608,6 +619,14 @@ impl Game {
             }
         }
         Ok(Exchange::Nothing)
+    }
+
+    /// The cards of `deck` a hidden draw of group `k` may take, as the world
+    /// stands before that group (empty when it has not been replayed).
+    fn pool_before(&self, world: &World, groups: &Groups, k: usize, deck: usize, walk: &Walk<'_>) -> Vec<u16> {
+        world.before[k]
+            .as_ref()
+            .map_or_else(Vec::new, |s| self.pool(s, deck, groups.at[k], walk.open))
     }
 
     /// Replays the world with `draws` from the group of step `from` on
@@ -818,7 +837,8 @@ impl Game {
     /// Applies group `k` of the history, drawing its hidden steps `how`,
     /// and notes what it drew; `Err` with the step where the world stops
     /// fitting.
-    #[allow(clippy::too_many_arguments)]
+    // The step's index reads several parallel lists (shapes, seen, draws).
+    #[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
     fn redeal_group<R: rand::Rng + ?Sized>(
         &self,
         s: &mut State,
@@ -1127,6 +1147,21 @@ fn put(
         }
         None => i,
     }
+}
+
+/// Whether a hidden draw other than `i` (one `partner` allows) holds card
+/// `c` of deck `d`: an exchange with it keeps the world's cards.
+fn held_elsewhere(
+    draws: &[Option<Step>],
+    slots: &[(usize, usize, Seat)],
+    i: usize,
+    d: usize,
+    c: u16,
+    partner: impl Fn(usize, Seat) -> bool,
+) -> bool {
+    slots
+        .iter()
+        .any(|&(t, td, seat)| t != i && td == d && card_of(draws[t]) == Some(c) && partner(t, seat))
 }
 
 /// Takes an exchange the search keeps: its draws, then what the replay
