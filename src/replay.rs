@@ -1,5 +1,6 @@
 //! `rulesmith replay VARIANT RECORD`: replay a game record; print the state
-//! reached as JSON, or the legal actions of the next decision.
+//! reached as JSON, or the legal actions of the next decision, or a world
+//! drawn for one seat (`--determinize`, which reproduces a bot's failure).
 
 use crate::common::{load_game, parse_seat, players, VariantArgs};
 use crate::Failure;
@@ -26,6 +27,15 @@ pub struct Args {
     /// Print the summary as this seat sees it (e.g. P2).
     #[arg(long, value_name = "SEAT")]
     pub view: Option<String>,
+    /// Draw a world for this seat (e.g. P2) from the state reached, as its
+    /// bot would: print the world's summary as the seat sees it, or, when
+    /// no world fits what it has seen, the step of the history where the
+    /// worlds tried stopped fitting and why (exit 1).
+    #[arg(long, value_name = "SEAT", conflicts_with_all = ["legal", "check", "view"])]
+    pub determinize: Option<String>,
+    /// The generator's seed for --determinize.
+    #[arg(long, default_value_t = 0, requires = "determinize")]
+    pub seed: u64,
     #[command(flatten)]
     pub common: VariantArgs,
 }
@@ -66,6 +76,27 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let n = players(&game, args.players.or(from_header))?;
     let viewer = args.view.as_deref().map(|v| parse_seat(v, n)).transpose()?;
     let state = record::replay(&game, n, &text, &args.record).map_err(|e| Failure::input(e.to_string()))?;
+    if let Some(seat) = args.determinize.as_deref() {
+        let seat = parse_seat(seat, n)?;
+        let mut rng = rulesmith_core::rng::seeded(args.seed);
+        let world = game.determinize(&state, Some(seat), &mut rng).map_err(|e| {
+            Failure::input(format!(
+                "{}: no world fits what P{} has seen (seed {}): {e}",
+                args.record.display(),
+                seat + 1,
+                args.seed
+            ))
+        })?;
+        let summary = game
+            .summary(&world, Some(seat))
+            .map_err(|e| Failure::input(e.to_string()))?;
+        crate::outln!(
+            "{}",
+            serde_json::to_string_pretty(&summary).expect("JSON values always serialize")
+        );
+        crate::outln!("a world fits what P{} has seen (seed {})", seat + 1, args.seed);
+        return Ok(());
+    }
     if args.legal {
         if let ToMove::Decision(_) = state.to_move() {
             let legal = game.legal_actions(&state).map_err(|e| Failure::input(e.to_string()))?;

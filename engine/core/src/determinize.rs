@@ -84,6 +84,9 @@ struct World {
 struct Trial {
     misfit: usize,
     fitted: Option<State>,
+    /// The world's state at the misfit when a known decision was not
+    /// legal there.
+    stuck: Option<State>,
     draws: Vec<(usize, Step)>,
     before: Vec<(usize, State)>,
 }
@@ -154,6 +157,98 @@ impl Game {
         r
     }
 
+    /// A world for a bot that must move when no world fits (a
+    /// [`Game::determinize`] error): what `viewer` cannot see is drawn
+    /// afresh as there, and every step it saw is replayed as it happened
+    /// even where the world's rules would not allow it (a decision taken
+    /// though not legal there); a step the world cannot take at all is
+    /// left out. Of [`LOOSE_TRIES`] such worlds, the first that needs no
+    /// step left out and ends as the game does, else the one that leaves
+    /// out fewest. It depends only on what the viewer knows, like a world
+    /// that fits, but may contradict it: for moving anyway, never for
+    /// anything a player is told.
+    pub fn determinize_loose<R: rand::Rng + ?Sized>(
+        &self,
+        state: &State,
+        viewer: Option<Seat>,
+        rng: &mut R,
+    ) -> Result<State, GameError> {
+        if !state.core.hides_from(viewer) {
+            return Ok(state.clone());
+        }
+        if !state.history.is_kept() {
+            return Err(GameError::Rules(
+                "cannot redeal a state that forgot its history (a throwaway playout state)".into(),
+            ));
+        }
+        let told = self.ctx.borrow().narration.len();
+        let steps = state.history.to_vec();
+        let seen = hidden_steps(state, viewer, steps.len());
+        let mut buf = Vec::new();
+        let found = self.shapes(state, &steps, &mut buf).and_then(|(_, returns)| {
+            let open = OpenDraws::new(&steps, &seen, returns);
+            let end = shape(state);
+            let mut best: Option<(usize, State)> = None;
+            for _ in 0..LOOSE_TRIES {
+                let (left_out, s) = self.loose_world(state.core.seats, &steps, &seen, &open, &mut buf, rng)?;
+                let left_out = left_out + usize::from(shape(&s) != end);
+                if left_out == 0 {
+                    return Ok(s);
+                }
+                if best.as_ref().is_none_or(|(b, _)| left_out < *b) {
+                    best = Some((left_out, s));
+                }
+            }
+            Ok(best.expect("at least one try").1)
+        });
+        self.ctx.borrow_mut().narration.truncate(told);
+        found
+    }
+
+    /// One loose world (see [`Game::determinize_loose`]) and how many steps
+    /// it left out. Every step is all or nothing here.
+    fn loose_world<R: rand::Rng + ?Sized>(
+        &self,
+        seats: usize,
+        steps: &[Step],
+        seen: &[Seen],
+        open: &OpenDraws,
+        buf: &mut Vec<Action>,
+        rng: &mut R,
+    ) -> Result<(usize, State), GameError> {
+        let mut s = self.new_game(seats)?;
+        let mut left_out = 0;
+        for (i, &step) in steps.iter().enumerate() {
+            let done = match (seen[i], step) {
+                (Seen::HiddenCard, _) => match self.pick_card(&s, i, open, rng) {
+                    Some(o) => self.apply_outcome(&mut s, o).is_ok(),
+                    None => false,
+                },
+                (Seen::HiddenDecision, _) => match self.pick_decision(&mut s, buf, rng) {
+                    Some(a) => self.apply_trusted(&mut s, a).is_ok(),
+                    None => false,
+                },
+                (Seen::Known, Step::Decision(a)) => {
+                    matches!(s.to_move(), ToMove::Decision(_)) && self.apply_trusted(&mut s, a).is_ok()
+                }
+                (Seen::Known, Step::Chance(o)) => {
+                    self.apply_outcome(&mut s, o).is_ok() || {
+                        // A card the world dealt elsewhere: another from the
+                        // pile, the step counted as left out.
+                        if let Some(o) = self.sample_outcome(&s, rng) {
+                            let _ = self.apply_outcome(&mut s, o);
+                        }
+                        false
+                    }
+                }
+            };
+            if !done {
+                left_out += 1;
+            }
+        }
+        Ok((left_out, s))
+    }
+
     fn redeal<R: rand::Rng + ?Sized>(
         &self,
         state: &State,
@@ -168,38 +263,25 @@ impl Game {
         }
         let steps = state.history.to_vec();
         let n = steps.len();
-        let mut seen = vec![Seen::Known; n];
-        for d in state
-            .core
-            .secrets
-            .iter()
-            .filter(|d| !d.revealed && Some(d.seen_by) != viewer)
-        {
-            if let Some(s) = seen.get_mut(d.at as usize) {
-                *s = Seen::HiddenCard;
-            }
-        }
-        for d in state
-            .core
-            .secret_decisions
-            .iter()
-            .filter(|d| !d.revealed && Some(d.seat) != viewer)
-        {
-            if let Some(s) = seen.get_mut(d.at as usize) {
-                *s = Seen::HiddenDecision;
-            }
-        }
-        let no_fit = || {
-            GameError::Rules(format!(
+        let seen = hidden_steps(state, viewer, n);
+        let no_fit = |furthest: &Option<(usize, String)>| {
+            let mut text = format!(
                 "no redeal of the hidden cards and decisions fits what {} has seen",
                 viewer.map_or("a spectator".to_string(), |v| format!("P{}", v + 1))
-            ))
+            );
+            if let Some((at, why)) = furthest {
+                text += &format!(
+                    " (the worlds tried fit the history furthest up to step {} of {n}: {why})",
+                    at + 1
+                );
+            }
+            GameError::Rules(text)
         };
         let mut buf = Vec::new();
         // What everyone saw of the true game at each step: who decided, and
         // which chance event (its source, size and progress) was pending.
         // A world must show the same, step by step.
-        let shapes = self.shapes(state, &steps, &mut buf)?;
+        let (shapes, returns) = self.shapes(state, &steps, &mut buf)?;
         // A hidden card is redealt with the rest of its event's hidden
         // cards: a group ends with the event's last outcome.
         let mut group_end = vec![0; n];
@@ -211,15 +293,8 @@ impl Game {
             };
         }
         // Cards drawn in the open, by position: a redealt card must leave
-        // the later ones in the pile.
-        let open_draws: Vec<(usize, u16, u16)> = steps
-            .iter()
-            .enumerate()
-            .filter_map(|(i, s)| match (s, seen[i]) {
-                (Step::Chance(Outcome::Card { deck, card }), Seen::Known) => Some((i, *deck, *card)),
-                _ => None,
-            })
-            .collect();
+        // the later ones in the pile (unless cards went back in between).
+        let open_draws = OpenDraws::new(&steps, &seen, returns);
         let mut groups = Groups {
             at: Vec::new(),
             end: Vec::new(),
@@ -244,15 +319,16 @@ impl Game {
             steps: &steps,
             seen: &seen,
             shapes: &shapes,
-            open_draws: &open_draws,
+            open: &open_draws,
             buf,
             work: 0,
+            furthest: None,
         };
         let mut worlds = Vec::with_capacity(count);
         for _ in 0..count {
             walk.work = 0;
             let world = self.find_world(state.core.seats, &mut walk, &groups, &end_shape, rng);
-            worlds.push(world.map_err(|NoFit| no_fit())?);
+            worlds.push(world.map_err(|NoFit| no_fit(&walk.furthest))?);
         }
         Ok(worlds)
     }
@@ -273,13 +349,17 @@ impl Game {
             draws: vec![None; n],
             before: vec![None; groups.at.len()],
         };
+        // What the search learned: (group, deck, card) a group's seat was
+        // shown not to hold (see `exchange`).
+        let mut learned = Learned::new();
         // Each round starts from a world drawn at random, and repairs it.
         loop {
             world.draws.fill(None);
             world.before.fill(None);
             let start = self.new_game(seats).map_err(|_| NoFit)?;
-            let first = self.replay_from(start, 0, None, None, walk, groups, &world, end_shape, budget, rng)?;
+            let first = self.replay_from(start, 0, None, None, walk, groups, &world.draws, end_shape, budget, rng)?;
             let mut misfit = first.misfit;
+            let mut stuck = first.stuck.clone();
             if let Some(s) = first.fitted {
                 return Ok(s);
             }
@@ -294,6 +374,27 @@ impl Game {
             // pass gives each group a few draws (the culprit is usually
             // found among many innocent groups), a second one all of them.
             'repair: loop {
+                // First, cards exchanged between hidden draws: cheap, and
+                // what mends a seat shown not to hold some cards.
+                match self.exchange(
+                    walk,
+                    groups,
+                    &mut world,
+                    misfit,
+                    stuck.take(),
+                    &mut learned,
+                    end_shape,
+                    budget,
+                    rng,
+                )? {
+                    Exchange::Fitted(s) => return Ok(s),
+                    Exchange::Moved(m, st) => {
+                        misfit = m;
+                        stuck = st;
+                        continue 'repair;
+                    }
+                    Exchange::Nothing => {}
+                }
                 // The group the misfit lies in, if its own draws may be at
                 // fault: drawn afresh while earlier groups are repaired,
                 // rather than kept.
@@ -338,7 +439,7 @@ impl Game {
                                 fresh,
                                 walk,
                                 groups,
-                                &world,
+                                &world.draws,
                                 end_shape,
                                 budget,
                                 rng,
@@ -348,12 +449,14 @@ impl Game {
                             }
                             if trial.misfit > misfit {
                                 misfit = trial.misfit;
+                                stuck = trial.stuck.clone();
                                 take(&mut world, trial);
                                 continue 'repair;
                             }
                             if trial.misfit == misfit {
                                 // Just as good: kept, so that the world
                                 // keeps moving while the culprit is sought.
+                                stuck = trial.stuck.clone();
                                 take(&mut world, trial);
                             }
                         }
@@ -361,6 +464,221 @@ impl Game {
                 }
                 // No single group mends it: a new world.
                 break;
+            }
+        }
+    }
+
+    /// Mends a misfit by exchanging cards between hidden draws (or with
+    /// the cards nobody drew), every other draw kept; see the module's
+    /// documentation. `Moved` when the world now fits further.
+    ///
+    /// When a seat's known decision was not legal in the world (`stuck`),
+    /// the cards the world's legal list names (an action's words that are
+    /// card ids of the hidden draw's deck) are what made the seat act
+    /// otherwise: the seat was shown not to hold them. They are exchanged
+    /// out of its hidden draws together, the names of each new listing
+    /// added, and, once the world fits further, learned for those draws.
+    /// Then single exchanges, the seat's own draws first, latest first.
+    #[allow(clippy::too_many_arguments)]
+    fn exchange<R: rand::Rng + ?Sized>(
+        &self,
+        walk: &mut Walk<'_>,
+        groups: &Groups,
+        world: &mut World,
+        misfit: usize,
+        stuck: Option<State>,
+        learned: &mut Learned,
+        end_shape: &Shape,
+        budget: usize,
+        rng: &mut R,
+    ) -> Result<Exchange, NoFit> {
+        // Every hidden card drawn so far: (step, deck, seat).
+        let slots: Vec<(usize, usize, Seat)> = (0..walk.steps.len())
+            .filter(|&i| walk.seen[i] == Seen::HiddenCard && world.draws[i].is_some())
+            .filter_map(|i| match &walk.shapes[i].1 {
+                Some((
+                    ChanceSource::Deck {
+                        deck,
+                        visible_to: Some(seat),
+                    },
+                    _,
+                    _,
+                )) => Some((i, *deck, *seat)),
+                _ => None,
+            })
+            .collect();
+        if !slots.iter().any(|&(i, _, _)| i < misfit) {
+            return Ok(Exchange::Nothing);
+        }
+        let decider = match walk.shapes.get(misfit).map(|s| s.0) {
+            Some(ToMove::Decision(q)) => Some(q),
+            _ => None,
+        };
+        // Named cards out of the deciding seat's latest hidden cards (what
+        // it holds now: a hand dealt at once), together.
+        if let (Some(q), Some(mut stuck)) = (decider, stuck) {
+            let latest = slots
+                .iter()
+                .filter(|&&(i, _, seat)| seat == q && i < misfit)
+                .map(|&(i, _, _)| groups.of_step[i])
+                .next_back()
+                .flatten();
+            let mut named = std::collections::BTreeSet::new();
+            let mut draws = world.draws.clone();
+            for _ in 0..8 {
+                self.names(&mut stuck, &mut walk.buf, &mut named);
+                let culprits: Vec<(usize, usize)> = slots
+                    .iter()
+                    .filter(|&&(i, d, seat)| {
+                        seat == q
+                            && groups.of_step[i] == latest
+                            && card_of(draws[i]).is_some_and(|c| named.contains(&(d, c)))
+                    })
+                    .map(|&(i, d, _)| (i, d))
+                    .collect();
+                if culprits.is_empty() {
+                    break;
+                }
+                let mut from = misfit;
+                for &(i, d) in &culprits {
+                    let kinds = self.variant.decks[d].cards.len() as u16;
+                    let k = groups.of_step[i].expect("a hidden step is in a group");
+                    let pool = self.pool_before(world, groups, k, d, walk);
+                    let fits = |c: u16| {
+                        !named.contains(&(d, c))
+                            && !learned.contains(&(k, d, c))
+                            && (pool.contains(&c)
+                                || held_elsewhere(&draws, &slots, i, d, c, |t, seat| seat != q || t > misfit))
+                    };
+                    let choices: Vec<u16> = (0..kinds).filter(|&c| fits(c)).collect();
+                    if choices.is_empty() {
+                        continue;
+                    }
+                    let c = choices[rng::below(rng, choices.len() as u32) as usize];
+                    // The named card goes to a draw of another seat, or
+                    // back among the cards nobody drew.
+                    from = from.min(put(&mut draws, &slots, i, d, c, |t, seat| seat != q || t > misfit));
+                }
+                let Some(trial) = self.retry(walk, groups, world, &draws, from, end_shape, budget, rng)? else {
+                    break;
+                };
+                if let Some(s) = trial.fitted {
+                    return Ok(Exchange::Fitted(s));
+                }
+                if trial.misfit > misfit {
+                    for &(i, d) in &culprits {
+                        let k = groups.of_step[i].expect("a hidden step is in a group");
+                        for &(nd, c) in &named {
+                            if nd == d {
+                                learned.insert((k, d, c));
+                            }
+                        }
+                    }
+                    return Ok(accept(world, draws, trial));
+                }
+                match trial.stuck {
+                    Some(st) if trial.misfit == misfit => stuck = st,
+                    _ => break,
+                }
+            }
+        }
+        // Single exchanges.
+        let mut order: Vec<(usize, usize, Seat)> = slots.iter().copied().filter(|&(i, _, _)| i < misfit).collect();
+        order.reverse();
+        order.sort_by_key(|&(_, _, seat)| Some(seat) != decider);
+        let mut tries = 0;
+        for &(i, d, _) in &order {
+            let kinds = self.variant.decks[d].cards.len() as u16;
+            let k = groups.of_step[i].expect("a hidden step is in a group");
+            let now = card_of(world.draws[i]);
+            let pool = self.pool_before(world, groups, k, d, walk);
+            let choices: Vec<u16> = (0..kinds)
+                .filter(|&c| {
+                    Some(c) != now
+                        && !learned.contains(&(k, d, c))
+                        && (pool.contains(&c) || held_elsewhere(&world.draws, &slots, i, d, c, |_, _| true))
+                })
+                .collect();
+            for _ in 0..SINGLE_TRIES.min(choices.len()) {
+                if tries >= EXCHANGE_TRIES {
+                    return Ok(Exchange::Nothing);
+                }
+                tries += 1;
+                let c = choices[rng::below(rng, choices.len() as u32) as usize];
+                let mut draws = world.draws.clone();
+                let from = put(&mut draws, &slots, i, d, c, |_, _| true);
+                let Some(trial) = self.retry(walk, groups, world, &draws, from, end_shape, budget, rng)? else {
+                    continue;
+                };
+                if let Some(s) = trial.fitted {
+                    return Ok(Exchange::Fitted(s));
+                }
+                if trial.misfit > misfit {
+                    return Ok(accept(world, draws, trial));
+                }
+            }
+        }
+        Ok(Exchange::Nothing)
+    }
+
+    /// The cards of `deck` a hidden draw of group `k` may take, as the world
+    /// stands before that group (empty when it has not been replayed).
+    fn pool_before(&self, world: &World, groups: &Groups, k: usize, deck: usize, walk: &Walk<'_>) -> Vec<u16> {
+        world.before[k]
+            .as_ref()
+            .map_or_else(Vec::new, |s| self.pool(s, deck, groups.at[k], walk.open))
+    }
+
+    /// Replays the world with `draws` from the group of step `from` on
+    /// (`None` when the world has no state before that group).
+    #[allow(clippy::too_many_arguments)]
+    fn retry<R: rand::Rng + ?Sized>(
+        &self,
+        walk: &mut Walk<'_>,
+        groups: &Groups,
+        world: &World,
+        draws: &[Option<Step>],
+        from: usize,
+        end_shape: &Shape,
+        budget: usize,
+        rng: &mut R,
+    ) -> Result<Option<Trial>, NoFit> {
+        let Some(k) = groups.of_step.get(from).copied().flatten() else {
+            return Ok(None);
+        };
+        let Some(before) = world.before[k].clone() else {
+            return Ok(None);
+        };
+        self.replay_from(
+            before,
+            groups.at[k],
+            None,
+            None,
+            walk,
+            groups,
+            draws,
+            end_shape,
+            budget,
+            rng,
+        )
+        .map(Some)
+    }
+
+    /// Adds to `named` the cards the legal actions of `s` name: the words
+    /// of their texts that are card ids, as (deck, card) of every deck that
+    /// has such a card.
+    fn names(&self, s: &mut State, buf: &mut Vec<Action>, named: &mut std::collections::BTreeSet<(usize, u16)>) {
+        if self.legal_actions_into(s, buf).is_err() {
+            return;
+        }
+        for a in buf.iter() {
+            let text = self.action_text(a);
+            for word in text.split_whitespace() {
+                for (d, deck) in self.variant.decks.iter().enumerate() {
+                    if let Some(c) = deck.card_index(word) {
+                        named.insert((d, c as u16));
+                    }
+                }
             }
         }
     }
@@ -378,15 +696,17 @@ impl Game {
         fresh: Option<usize>,
         walk: &mut Walk<'_>,
         groups: &Groups,
-        world: &World,
+        draws: &[Option<Step>],
         end_shape: &Shape,
         budget: usize,
         rng: &mut R,
     ) -> Result<Trial, NoFit> {
         let n = walk.steps.len();
+        let (shapes, steps) = (walk.shapes, walk.steps);
         let mut trial = Trial {
             misfit: n,
             fitted: None,
+            stuck: None,
             draws: Vec::new(),
             before: Vec::new(),
         };
@@ -397,16 +717,46 @@ impl Game {
             if i == n {
                 if shape(&s) == *end_shape {
                     trial.fitted = Some(s);
+                } else {
+                    walk.note(n, || format!("the world ends with {}", self.shape_text(&shape(&s))));
                 }
                 return Ok(trial);
             }
             if shape(&s) != walk.shapes[i] {
+                walk.note(i, || {
+                    format!(
+                        "the world has {} where the game had {}",
+                        self.shape_text(&shape(&s)),
+                        self.shape_text(&shapes[i])
+                    )
+                });
                 trial.misfit = i;
                 return Ok(trial);
             }
             let Some(k) = groups.of_step[i] else {
                 walk.work += 1;
-                if self.replay_step(&mut s, walk.steps[i], &mut walk.buf).is_err() {
+                let fits = match walk.steps[i] {
+                    Step::Decision(a) => {
+                        if self.legal_actions_into(&mut s, &mut walk.buf).is_err() || !walk.buf.contains(&a) {
+                            walk.note(i, || {
+                                format!(
+                                    "{} '{}' is not legal in the world",
+                                    self.shape_text(&shapes[i]),
+                                    self.action_text(&a)
+                                )
+                            });
+                            // Kept: what the seat could do instead tells
+                            // the repair which cards it cannot hold.
+                            trial.misfit = i;
+                            trial.stuck = Some(s);
+                            return Ok(trial);
+                        }
+                        self.apply_scratch(&mut s, a).is_ok()
+                    }
+                    Step::Chance(o) => self.apply_outcome_scratch(&mut s, o).is_ok(),
+                };
+                if !fits {
+                    walk.note(i, || format!("'{}' fails in the world", self.step_text(steps[i])));
                     trial.misfit = i;
                     return Ok(trial);
                 }
@@ -424,7 +774,8 @@ impl Game {
                     }
                 }
             };
-            if let Err(at) = self.redeal_group(&mut s, k, groups, walk, world, how, &mut trial.draws, rng) {
+            if let Err(at) = self.redeal_group(&mut s, k, groups, walk, draws, how, &mut trial.draws, rng) {
+                walk.note(at, || "no draw of the hidden cards or decision here fits".to_string());
                 trial.misfit = at;
                 return Ok(trial);
             }
@@ -432,15 +783,30 @@ impl Game {
         }
     }
 
-    /// The shape of the true game before each step of its history.
-    fn shapes(&self, state: &State, steps: &[Step], buf: &mut Vec<Action>) -> Result<Vec<Shape>, GameError> {
+    /// The shape of the true game before each step of its history, and for
+    /// each deck the steps after which its draw pile had grown (cards put
+    /// back). Only the piles' sizes are read, which every seat sees.
+    #[allow(clippy::type_complexity)]
+    fn shapes(
+        &self,
+        state: &State,
+        steps: &[Step],
+        buf: &mut Vec<Action>,
+    ) -> Result<(Vec<Shape>, Vec<Vec<usize>>), GameError> {
         let mut s = self.new_game(state.core.seats)?;
         let mut out = Vec::with_capacity(steps.len());
-        for &step in steps {
+        let mut returns = vec![Vec::new(); s.core.decks.len()];
+        for (i, &step) in steps.iter().enumerate() {
             out.push(shape(&s));
+            let sizes: Vec<usize> = s.core.decks.iter().map(Vec::len).collect();
             self.replay_step(&mut s, step, buf)?;
+            for (d, pile) in s.core.decks.iter().enumerate() {
+                if pile.len() > sizes[d] {
+                    returns[d].push(i);
+                }
+            }
         }
-        Ok(out)
+        Ok((out, returns))
     }
 
     /// How many combinations a group's hidden steps have: the kinds of card
@@ -471,14 +837,15 @@ impl Game {
     /// Applies group `k` of the history, drawing its hidden steps `how`,
     /// and notes what it drew; `Err` with the step where the world stops
     /// fitting.
-    #[allow(clippy::too_many_arguments)]
+    // The step's index reads several parallel lists (shapes, seen, draws).
+    #[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
     fn redeal_group<R: rand::Rng + ?Sized>(
         &self,
         s: &mut State,
         k: usize,
         groups: &Groups,
         walk: &mut Walk<'_>,
-        world: &World,
+        draws: &[Option<Step>],
         how: Draw,
         drawn: &mut Vec<(usize, Step)>,
         rng: &mut R,
@@ -499,7 +866,7 @@ impl Game {
                 return Err(i);
             }
             let kept = match how {
-                Draw::Keep => world.draws[i],
+                Draw::Keep => draws[i],
                 _ => None,
             };
             let step = match (walk.seen[i], how) {
@@ -530,7 +897,7 @@ impl Game {
                         _ => return Err(i),
                     };
                     let card = digit(self.variant.decks[deck].cards.len()) as u16;
-                    if !self.pool(s, deck, i, walk.open_draws).contains(&card) {
+                    if !self.pool(s, deck, i, walk.open).contains(&card) {
                         return Err(i);
                     }
                     Step::Chance(Outcome::Card {
@@ -540,11 +907,11 @@ impl Game {
                 }
                 (Seen::HiddenCard, _) => match kept {
                     Some(Step::Chance(Outcome::Card { deck, card }))
-                        if self.in_pool_of(s, deck as usize, i, walk.open_draws, card) =>
+                        if self.in_pool_of(s, deck as usize, i, walk.open, card) =>
                     {
                         Step::Chance(Outcome::Card { deck, card })
                     }
-                    _ => match self.pick_card(s, i, walk.open_draws, rng) {
+                    _ => match self.pick_card(s, i, walk.open, rng) {
                         Some(o) => Step::Chance(o),
                         None => return Err(i),
                     },
@@ -560,6 +927,32 @@ impl Game {
             drawn.push((i, step));
         }
         Ok(())
+    }
+
+    /// What a shape is, in words: who decides, or which chance event is
+    /// pending.
+    fn shape_text(&self, shape: &Shape) -> String {
+        match (&shape.0, &shape.1) {
+            (ToMove::Decision(seat), _) => format!("a decision of P{}", seat + 1),
+            (ToMove::Terminal, _) => "the game over".to_string(),
+            (ToMove::Chance, Some((ChanceSource::Dice { sides }, needed, got))) => {
+                format!("a roll of {needed} d{sides} ({got} rolled)")
+            }
+            (ToMove::Chance, Some((ChanceSource::Deck { deck, visible_to }, needed, got))) => format!(
+                "a draw of {needed} from '{}'{} ({got} drawn)",
+                self.variant.decks[*deck].name,
+                visible_to.map_or(String::new(), |v| format!(" seen by P{}", v + 1))
+            ),
+            (ToMove::Chance, None) => "a chance event".to_string(),
+        }
+    }
+
+    /// A step of a history as a record writes it.
+    fn step_text(&self, step: Step) -> String {
+        match step {
+            Step::Decision(a) => self.action_text(&a),
+            Step::Chance(o) => format!("chance {}", self.outcome_text(o)),
+        }
     }
 
     /// Replays one known step of the history (false: it does not fit).
@@ -578,19 +971,19 @@ impl Game {
 
     /// Whether `card` of `deck` can be drawn at hidden step `at`: the
     /// pending event draws from that deck, and it is in the pool.
-    fn in_pool_of(&self, s: &State, deck: usize, at: usize, open_draws: &[(usize, u16, u16)], card: u16) -> bool {
+    fn in_pool_of(&self, s: &State, deck: usize, at: usize, open: &OpenDraws, card: u16) -> bool {
         matches!(s.core.chance.as_ref().map(|p| &p.source), Some(ChanceSource::Deck { deck: d, visible_to: Some(_) }) if *d == deck)
-            && self.pool(s, deck, at, open_draws).contains(&card)
+            && self.pool(s, deck, at, open).contains(&card)
     }
 
     /// The cards a hidden draw at step `at` may take from `deck`: its pile
-    /// less the cards the history later draws in the open from it. When a
-    /// pile is shuffled into again before those later draws (a discard pile
-    /// made the new deck), that can leave nothing, though the true card was
-    /// there: then the whole pile, and the replay checks the rest.
-    fn pool(&self, s: &State, deck: usize, at: usize, open_draws: &[(usize, u16, u16)]) -> Vec<u16> {
+    /// less the cards the history later draws in the open from it before
+    /// any card goes back into that pile (a card put back may be the one
+    /// drawn here). If that leaves nothing, though the true card was
+    /// there: the whole pile, and the replay checks the rest.
+    fn pool(&self, s: &State, deck: usize, at: usize, open: &OpenDraws) -> Vec<u16> {
         let mut pool: Vec<u16> = s.core.decks[deck].clone();
-        for &(_, _, c) in open_draws.iter().filter(|(i, d, _)| *i > at && *d as usize == deck) {
+        for c in open.later(deck, at) {
             if let Some(k) = pool.iter().position(|&x| x == c) {
                 pool.swap_remove(k);
             }
@@ -617,13 +1010,7 @@ impl Game {
     /// A hidden card drawn afresh from its deck's pile at this point, less
     /// the cards the history later draws in the open from that deck; each
     /// card weighted by its copies.
-    fn pick_card<R: rand::Rng + ?Sized>(
-        &self,
-        s: &State,
-        at: usize,
-        open_draws: &[(usize, u16, u16)],
-        rng: &mut R,
-    ) -> Option<Outcome> {
+    fn pick_card<R: rand::Rng + ?Sized>(&self, s: &State, at: usize, open: &OpenDraws, rng: &mut R) -> Option<Outcome> {
         let Some(ChanceSource::Deck {
             deck,
             visible_to: Some(_),
@@ -631,7 +1018,7 @@ impl Game {
         else {
             return None;
         };
-        let mut pool = self.pool(s, deck, at, open_draws);
+        let mut pool = self.pool(s, deck, at, open);
         if pool.is_empty() {
             return None;
         }
@@ -678,6 +1065,114 @@ fn suspects(walk: &Walk<'_>, groups: &Groups, misfit: usize) -> Vec<usize> {
     order
 }
 
+/// What each step of a history is to `viewer`: the cards dealt in secret
+/// to others and others' secret decisions, not revealed, are hidden.
+fn hidden_steps(state: &State, viewer: Option<Seat>, n: usize) -> Vec<Seen> {
+    let mut seen = vec![Seen::Known; n];
+    for d in state
+        .core
+        .secrets
+        .iter()
+        .filter(|d| !d.revealed && Some(d.seen_by) != viewer)
+    {
+        if let Some(s) = seen.get_mut(d.at as usize) {
+            *s = Seen::HiddenCard;
+        }
+    }
+    for d in state
+        .core
+        .secret_decisions
+        .iter()
+        .filter(|d| !d.revealed && Some(d.seat) != viewer)
+    {
+        if let Some(s) = seen.get_mut(d.at as usize) {
+            *s = Seen::HiddenDecision;
+        }
+    }
+    seen
+}
+
+/// What the exchanges of [`Game::exchange`] came to.
+enum Exchange {
+    Fitted(State),
+    /// The world fits further: up to this misfit (and its stuck state).
+    Moved(usize, Option<State>),
+    Nothing,
+}
+
+/// (group, deck, card): a card the group's seat was shown not to hold.
+type Learned = std::collections::BTreeSet<(usize, usize, u16)>;
+
+/// Loose worlds drawn by [`Game::determinize_loose`] before it takes the
+/// best.
+const LOOSE_TRIES: usize = 16;
+
+/// Exchanges tried one card at a time, per draw and in all, for one misfit.
+const SINGLE_TRIES: usize = 4;
+const EXCHANGE_TRIES: usize = 96;
+
+/// The card a draw took.
+fn card_of(step: Option<Step>) -> Option<u16> {
+    match step {
+        Some(Step::Chance(Outcome::Card { card, .. })) => Some(card),
+        _ => None,
+    }
+}
+
+/// Puts card `c` of deck `d` into hidden draw `i`; a draw that holds `c`
+/// (one `partner` allows, by step and seat) takes draw `i`'s card in
+/// exchange, else `c` comes from the cards nobody drew (the replay checks
+/// that it is there). Returns the earliest step changed.
+fn put(
+    draws: &mut [Option<Step>],
+    slots: &[(usize, usize, Seat)],
+    i: usize,
+    d: usize,
+    c: u16,
+    partner: impl Fn(usize, Seat) -> bool,
+) -> usize {
+    let old = draws[i];
+    let holder = slots
+        .iter()
+        .find(|&&(t, td, seat)| t != i && td == d && card_of(draws[t]) == Some(c) && partner(t, seat))
+        .map(|&(t, _, _)| t);
+    draws[i] = Some(Step::Chance(Outcome::Card {
+        deck: d as u16,
+        card: c,
+    }));
+    match holder {
+        Some(t) => {
+            draws[t] = old;
+            t.min(i)
+        }
+        None => i,
+    }
+}
+
+/// Whether a hidden draw other than `i` (one `partner` allows) holds card
+/// `c` of deck `d`: an exchange with it keeps the world's cards.
+fn held_elsewhere(
+    draws: &[Option<Step>],
+    slots: &[(usize, usize, Seat)],
+    i: usize,
+    d: usize,
+    c: u16,
+    partner: impl Fn(usize, Seat) -> bool,
+) -> bool {
+    slots
+        .iter()
+        .any(|&(t, td, seat)| t != i && td == d && card_of(draws[t]) == Some(c) && partner(t, seat))
+}
+
+/// Takes an exchange the search keeps: its draws, then what the replay
+/// drew and passed through.
+fn accept(world: &mut World, draws: Vec<Option<Step>>, trial: Trial) -> Exchange {
+    world.draws = draws;
+    let (misfit, stuck) = (trial.misfit, trial.stuck.clone());
+    take(world, trial);
+    Exchange::Moved(misfit, stuck)
+}
+
 /// Takes a replay's draws and states into the world.
 fn take(world: &mut World, trial: Trial) {
     for (i, step) in trial.draws {
@@ -688,12 +1183,63 @@ fn take(world: &mut World, trial: Trial) {
     }
 }
 
+/// The cards the history draws in the open (by position: step, deck,
+/// card), and for each deck the steps after which its pile had grown.
+struct OpenDraws {
+    draws: Vec<(usize, u16, u16)>,
+    returns: Vec<Vec<usize>>,
+}
+
+impl OpenDraws {
+    fn new(steps: &[Step], seen: &[Seen], returns: Vec<Vec<usize>>) -> OpenDraws {
+        OpenDraws {
+            draws: steps
+                .iter()
+                .enumerate()
+                .filter_map(|(i, s)| match (s, seen[i]) {
+                    (Step::Chance(Outcome::Card { deck, card }), Seen::Known) => Some((i, *deck, *card)),
+                    _ => None,
+                })
+                .collect(),
+            returns,
+        }
+    }
+
+    /// The cards drawn in the open from `deck` after step `at` and before
+    /// any card goes back into its pile: a hidden draw at `at` cannot have
+    /// taken them.
+    fn later(&self, deck: usize, at: usize) -> impl Iterator<Item = u16> + '_ {
+        let back = self.returns[deck]
+            .iter()
+            .find(|&&r| r >= at)
+            .copied()
+            .unwrap_or(usize::MAX);
+        self.draws
+            .iter()
+            .filter(move |&&(i, d, _)| i > at && i <= back && d as usize == deck)
+            .map(|&(_, _, c)| c)
+    }
+}
+
 /// What the replay of a redeal walks over, and the work it has done.
 struct Walk<'a> {
     steps: &'a [Step],
     seen: &'a [Seen],
     shapes: &'a [Shape],
-    open_draws: &'a [(usize, u16, u16)],
+    open: &'a OpenDraws,
     buf: Vec<Action>,
     work: usize,
+    /// The furthest step where a world stopped fitting, and why (what a
+    /// failure reports).
+    furthest: Option<(usize, String)>,
+}
+
+impl Walk<'_> {
+    /// Notes that a world stopped fitting at step `at`, if no world tried
+    /// went further.
+    fn note(&mut self, at: usize, why: impl FnOnce() -> String) {
+        if self.furthest.as_ref().is_none_or(|(f, _)| at > *f) {
+            self.furthest = Some((at, why()));
+        }
+    }
 }

@@ -1,7 +1,7 @@
 //! Rulesmith's laboratory: what plays many games on a [`Game`], whichever
 //! rule engine runs it (interpreted or compiled).
 //!
-//! [`playout`] plays random games, [`bot`] holds the bots, [`sim`] plays
+//! [`playout`] plays random games, [`bot`] holds the bots, [`worlds`] draws the worlds they search in, [`sim`] plays
 //! games between bots and computes balance statistics, and [`fuzz`] hunts
 //! for broken invariants and engine contracts with proptest.
 
@@ -11,5 +11,6 @@ pub mod fuzz;
 pub mod playout;
 pub mod rating;
 pub mod sim;
+pub mod worlds;
 
 pub use rulesmith_core::Game;

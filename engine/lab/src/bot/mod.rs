@@ -85,16 +85,10 @@ pub fn from_spec(spec: &str, seed: u64) -> Result<Box<dyn Bot>, String> {
     }
 }
 
-/// The states a bot may reason about: the true one when the seat sees
-/// everything, else `count` worlds drawn from its view. When no such world
-/// can be drawn, that is an error: falling back to the true state would
-/// peek.
+/// The states a bot may reason about (see [`crate::worlds`]): never the
+/// true state while something is hidden from the seat.
 fn worlds(game: &Game, state: &State, seat: Seat, rng: &mut GameRng, count: usize) -> Result<Vec<State>, GameError> {
-    if state.core.hides_from(Some(seat)) {
-        game.determinize_worlds(state, Some(seat), rng, count)
-    } else {
-        Ok(vec![state.clone()])
-    }
+    crate::worlds::worlds(game, state, seat, rng, count)
 }
 
 /// Plays out chance events until a decision or the end (false if the
