@@ -478,7 +478,7 @@ impl Table {
         }
         let shared = |t: &String| t.split_whitespace().zip(&words).take_while(|(a, b)| a == *b).count();
         let best = same_kind.iter().map(shared).max().unwrap_or(0);
-        let nearest: Vec<&String> = same_kind.iter().filter(|t| shared(*t) == best).collect();
+        let nearest: Vec<&String> = same_kind.iter().filter(|t| shared(t) == best).collect();
         let more = nearest.len().saturating_sub(SHOWN);
         let shown: Vec<&str> = nearest.iter().take(SHOWN).map(|t| t.as_str()).collect();
         crate::outln!(
