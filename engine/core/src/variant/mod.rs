@@ -284,6 +284,9 @@ pub struct Variant {
     /// `evaluate(s, 1) == -evaluate(s, 0)` (true by default), which lets the
     /// MCTS bot call it once per state; false: once per seat.
     pub evaluate_zero_sum: bool,
+    /// `[output] evaluate_depth`: moves (turns, or rounds) the MCTS bot's
+    /// rollouts play before `evaluate` scores them (1 unless given).
+    pub evaluate_depth: u32,
     pub labels: Option<FnRef>,
     pub render: Option<FnRef>,
     pub key_order: Vec<String>,
@@ -799,6 +802,7 @@ impl Loader {
         let (mut summary, mut render, mut evaluate, mut labels) = (None, None, None, None);
         let mut evaluate_scale: Option<(usize, Spanned<f64>)> = None;
         let mut evaluate_zero_sum = true;
+        let mut evaluate_depth: Option<(usize, Spanned<i64>)> = None;
         let mut key_order = Vec::new();
         let mut legend = None;
         let mut decks: IndexMap<String, MergedDeck> = IndexMap::new();
@@ -897,6 +901,9 @@ impl Loader {
                     evaluate_scale = Some((file, k));
                 }
                 evaluate_zero_sum = o.evaluate_zero_sum.unwrap_or(evaluate_zero_sum);
+                if let Some(d) = o.evaluate_depth {
+                    evaluate_depth = Some((file, d));
+                }
                 labels = o.labels.map(|f| self.fn_ref(file, &f)).or(labels);
                 render = o.render.map(|f| self.fn_ref(file, &f)).or(render);
                 key_order = o.key_order.unwrap_or(key_order);
@@ -1196,6 +1203,20 @@ impl Loader {
             }
             None => DEFAULT_EVALUATE_SCALE,
         };
+        let evaluate_depth = match evaluate_depth {
+            Some((file, d)) => {
+                let v = *d.get_ref();
+                if !(0..=100).contains(&v) {
+                    let loc = self.loc(file, &d);
+                    self.error(
+                        &loc,
+                        format!("evaluate_depth must be a whole number from 0 to 100, not {v}"),
+                    );
+                }
+                v.clamp(0, 100) as u32
+            }
+            None => 1,
+        };
         let max_turns = match max_turns {
             Some((file, m)) => {
                 if !matches!(params.get(m.get_ref()).map(|p| &p.value), Some(Value::Int(_))) {
@@ -1240,6 +1261,7 @@ impl Loader {
             evaluate,
             evaluate_scale,
             evaluate_zero_sum,
+            evaluate_depth,
             labels,
             render,
             key_order,

@@ -137,6 +137,10 @@ pub struct RawOutput {
     /// Whether `evaluate(s, 1) == -evaluate(s, 0)` in two-player games (true
     /// if unset): then the MCTS bot calls it once per state, else per seat.
     pub evaluate_zero_sum: Option<bool>,
+    /// Moves (turns, or rounds) the MCTS bot's rollouts play before
+    /// `evaluate` scores them (1 if unset): where the evaluation is meant
+    /// to be read.
+    pub evaluate_depth: Option<Spanned<i64>>,
     /// `fn NAME()`: labels of a finished game (a map of label -> text), which
     /// `rulesmith simulate` counts, e.g. what the winner won with.
     pub labels: Option<Spanned<String>>,

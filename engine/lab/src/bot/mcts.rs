@@ -55,8 +55,8 @@ pub enum Rollout {
 /// How far a rollout goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Depth {
-    /// [`MctsConfig::DEFAULT_DEPTH`] moves when the variant has an
-    /// `evaluate`, else to the end.
+    /// The variant's `[output] evaluate_depth` moves (1 unless it says)
+    /// when it has an `evaluate`, else to the end.
     Auto,
     /// Until this many moves were played (turns, rounds, or changes of
     /// the deciding seat within one long turn).
@@ -98,13 +98,6 @@ impl Default for MctsConfig {
 
 impl MctsConfig {
     pub const DEFAULT_PLAYOUTS: u32 = 300;
-    /// Moves (turns, or rounds) a rollout plays before `evaluate` scores
-    /// it, when the variant has one: the rest of this move. Measured on the
-    /// shipped games (docs/simulation.md): deeper random play made the
-    /// search weaker in every one of them, since it assumes random
-    /// replies; one move lets the move in hand finish, so a move of many
-    /// decisions (or a round of commitments) is judged whole.
-    pub const DEFAULT_DEPTH: u32 = 1;
     /// Decisions a rollout plays at most, whatever its depth: a game that
     /// goes on longer is scored where it stands.
     pub const MAX_ROLLOUT: u32 = 5_000;
@@ -176,7 +169,7 @@ impl MctsConfig {
     fn depth_for(&self, game: &Game) -> Depth {
         match (self.rollout, self.depth) {
             (Rollout::None, _) => Depth::Moves(0),
-            (_, Depth::Auto) if game.variant().evaluate.is_some() => Depth::Moves(Self::DEFAULT_DEPTH),
+            (_, Depth::Auto) if game.variant().evaluate.is_some() => Depth::Moves(game.variant().evaluate_depth),
             (_, Depth::Auto) => Depth::End,
             (_, d) => d,
         }
