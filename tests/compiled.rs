@@ -310,13 +310,13 @@ fn a_thrown_failure_plays_identically() {
 #[test]
 fn check_and_compile_refuse_a_switch_at_its_line() {
     for args in [
-        &["check", "tests/compiler-corpus/refused-switch"][..],
-        &["compile", "tests/compiler-corpus/refused-switch", "--no-build"][..],
+        &["check", "tests/compiler-corpus/refused-switch-char"][..],
+        &["compile", "tests/compiler-corpus/refused-switch-char", "--no-build"][..],
     ] {
         let o = rulesmith(args);
         let text = format!("{}{}", stdout(&o), stderr(&o));
         assert_eq!(o.status.code(), Some(1), "{args:?}: {text}");
-        assert!(text.contains("rules.rhai:17:"), "{args:?}: {text}");
+        assert!(text.contains("rules.rhai:18:"), "{args:?}: {text}");
         assert!(
             text.contains("does not translate switch") && text.contains("if / else"),
             "{args:?}: {text}"
