@@ -186,7 +186,10 @@ fn parse_budget(text: &str) -> Result<Budget, String> {
         None => text.parse::<u32>().ok().filter(|n| *n > 0).map(Budget::Playouts),
     };
     budget.ok_or_else(|| {
-        format!("'{text}': expected a budget N (iterations, 1 or more) or Nms (milliseconds), or an option KEY=VALUE")
+        format!(
+            "'{text}': expected a budget N (iterations, at least 1) or Nms (milliseconds, at least 1), \
+             e.g. mcts:200 or mcts:50ms, or an option KEY=VALUE"
+        )
     })
 }
 
