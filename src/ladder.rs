@@ -7,7 +7,7 @@
 //! same whatever `--jobs` is; `--shard i/n` plays one block of the games
 //! and `rulesmith merge` adds the shards up.
 
-use crate::common::{load_game, players, BoundArgs, VariantArgs};
+use crate::common::{load_game, BoundArgs, VariantArgs};
 use crate::simulate::{parse_shard, Shard};
 use crate::Failure;
 use rayon::prelude::*;
@@ -181,17 +181,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
             ..VariantArgs::default()
         },
     )?;
-    players(&game, Some(2)).map_err(|_| {
-        Failure::usage(format!(
-            "ladder plays bots head to head, two players a game; variant '{}' takes {} to {} players",
-            game.variant().name,
-            game.variant().players.min,
-            game.variant().players.max
-        ))
-    })?;
+    // The bots, and that the game takes two players.
     check(game.variant(), &args.bots)?;
     if let Some(p) = &args.report {
-        writable(p)?;
+        crate::common::writable_file("--report", p)?;
     }
     if args.shard.is_some() && args.report.is_some() {
         return Err(Failure::usage(
@@ -237,24 +230,6 @@ pub fn run(args: Args) -> Result<(), Failure> {
         args.report.as_deref(),
         Some(seconds),
     )
-}
-
-/// Fails before any game is played when `path` cannot be written: a
-/// folder that does not exist, say.
-fn writable(path: &Path) -> Result<(), Failure> {
-    let parent = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    if parent.is_dir() {
-        Ok(())
-    } else {
-        Err(Failure::usage(format!(
-            "--report {}: the folder {} does not exist",
-            path.display(),
-            parent.display()
-        )))
-    }
 }
 
 /// Prints (and writes the report of) a complete ladder: a whole run or its
