@@ -375,6 +375,15 @@ pub fn threads(jobs: Option<u32>, work: u64) -> usize {
     wanted.min(work.max(1).min(usize::MAX as u64) as usize).max(1)
 }
 
+/// The thread pool of `--jobs` for `games` games: never more threads than
+/// games (`--jobs 100000` for 5 games starts 5).
+pub fn pool(jobs: Option<u32>, games: u64) -> Result<rayon::ThreadPool, Failure> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads(jobs, games))
+        .build()
+        .map_err(|e| Failure::usage(format!("--jobs: {e}")))
+}
+
 /// A duration for people: "40s", "12 min", "3.5 h", "2.1 days".
 pub fn duration_text(seconds: f64) -> String {
     if !seconds.is_finite() {

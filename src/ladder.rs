@@ -130,10 +130,7 @@ pub fn play(
     args: &LadderArgs,
     range: std::ops::Range<u64>,
 ) -> Result<Results, Failure> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(args.jobs.unwrap_or(0) as usize)
-        .build()
-        .map_err(|e| Failure::usage(format!("--jobs: {e}")))?;
+    let pool = crate::common::pool(args.jobs, range.end - range.start)?;
     let max = args.bounds.max_decisions;
     let scored: Vec<Result<(usize, usize, f64), Failure>> = pool.install(|| {
         range

@@ -349,10 +349,7 @@ impl Plan {
 /// The thread pool of `--jobs` for `games` games: never more threads than
 /// games (`--jobs 100000` for 5 games starts 5).
 fn pool(run: &RunArgs, games: u64) -> Result<rayon::ThreadPool, Failure> {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(crate::common::threads(run.jobs, games))
-        .build()
-        .map_err(|e| Failure::usage(format!("--jobs: {e}")))
+    crate::common::pool(run.jobs, games)
 }
 
 /// Progress of a run over `games` games: a bar on a terminal; otherwise
