@@ -113,6 +113,47 @@ fn a_decision_is_reproducible_from_its_seed_and_split_trees_agree_in_strength() 
     assert!(text == "drop 2" || text == "drop 5", "{text}");
 }
 
+/// Progressive widening: at a node with more than six actions, the search
+/// ranks them by `evaluate` one decision ahead and considers only the best
+/// few (2, plus the square root of the node's visits), so with a small
+/// budget the columns the evaluation ranks low are never tried; without
+/// widening every column is tried once before any twice.
+#[test]
+fn widening_spends_a_small_budget_on_the_actions_evaluate_ranks_best() {
+    let g = test_game("connect-four-ranked");
+    let s = position(&g, &[]);
+    let legal = g.legal_actions(&s).unwrap();
+    assert_eq!(legal.len(), 7);
+    let visited = |spec: &str| -> Vec<String> {
+        let parts: Vec<&str> = spec.split(':').skip(1).collect();
+        let config = MctsConfig::parse(&parts).unwrap();
+        let stats = MctsBot::with_config(3, config, spec.into())
+            .root_statistics(&g, &s, &legal)
+            .unwrap();
+        let mut tried: Vec<String> = (0..legal.len())
+            .filter(|&i| stats[i].0 > 0.0)
+            .map(|i| g.action_text(&legal[i]))
+            .collect();
+        tried.sort();
+        tried
+    };
+    // 8 iterations: at most 2 + sqrt(7) = 4 columns, the middle ones
+    // (the evaluation's ranking: 4, then 3 and 5, then 2 and 6).
+    let widened = visited("mcts:8");
+    assert!(widened.len() <= 4, "{widened:?}");
+    for edge in ["drop 1", "drop 7"] {
+        assert!(!widened.contains(&edge.to_string()), "{edge} tried: {widened:?}");
+    }
+    assert!(widened.contains(&"drop 4".to_string()), "{widened:?}");
+    assert_eq!(visited("mcts:8:widen=off").len(), 7);
+    // The plain game has no evaluate: nothing to rank by, no widening.
+    let plain = test_game("connect-four");
+    let stats = MctsBot::with_config(3, MctsConfig::parse(&["8"]).unwrap(), "mcts:8".into())
+        .root_statistics(&plain, &position(&plain, &[]), &legal)
+        .unwrap();
+    assert_eq!(stats.iter().filter(|x| x.0 > 0.0).count(), 7);
+}
+
 #[test]
 fn bot_specs_are_checked_with_a_reason() {
     for (spec, want) in [
@@ -125,6 +166,7 @@ fn bot_specs_are_checked_with_a_reason() {
         ("mcts:10:c=abc", "c=abc"),
         ("mcts:10:worlds=0", "worlds=0"),
         ("mcts:10:threads=0", "threads=0"),
+        ("mcts:10:widen=maybe", "widen=maybe: expected auto, on or off"),
         ("mcts:10:colour=red", "unknown option 'colour'"),
         ("mcts:10:20", "the budget is given once"),
         ("greedy:5", "greedy takes no budget"),
@@ -141,6 +183,7 @@ fn bot_specs_are_checked_with_a_reason() {
         "mcts:20ms",
         "mcts:rollout=none",
         "mcts:100:depth=end:c=1.4:worlds=4:trees=2:threads=2",
+        "mcts:100:widen=off",
     ] {
         assert!(bot::from_spec(spec, 0).is_ok(), "{spec}");
     }

@@ -166,6 +166,13 @@ fn the_broken_example_is_caught_and_shrunk_to_a_short_record() {
         "{text}"
     );
     let record = std::fs::read_to_string(&out).unwrap();
+    // The variant is written as it was given, not as an absolute path
+    // (records travel between machines and checkouts).
+    assert!(
+        record.contains("# variant variants/examples/broken-repair, fuzz seed 1"),
+        "{record}"
+    );
+    assert!(!record.contains(&*root().to_string_lossy()), "{record}");
     let lines = record
         .lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())

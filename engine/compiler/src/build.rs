@@ -34,6 +34,18 @@ use crate::profdata;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The crates that only write `--rows` files (see the manifest below).
+const ROWS_CRATES: [&str; 8] = [
+    "parquet",
+    "arrow-array",
+    "arrow-buffer",
+    "arrow-cmp",
+    "arrow-data",
+    "arrow-ipc",
+    "arrow-schema",
+    "arrow-select",
+];
+
 /// Where builds happen and what they build against.
 pub struct Builder {
     /// The Rulesmith workspace (the root with `Cargo.toml`, `engine/`).
@@ -347,11 +359,18 @@ impl Builder {
         // panic is a bug, reported and fatal either way), and without
         // unwinding paths the rules run about 1% fewer instructions
         // (docs/compiler.md).
+        // Arrow and Parquet only write `--rows` files: built at opt-level 1,
+        // as the project's own release profile does (Cargo.toml says why),
+        // they take a fraction of the engine's first build.
+        let rows: String = ROWS_CRATES
+            .iter()
+            .map(|c| format!("[profile.release.package.{c}]\nopt-level = 1\n"))
+            .collect();
         let manifest = format!(
             "[package]\nname = \"{name}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n\
              [dependencies]\nrulesmith = {{ path = \"{ws}\" }}\nrulesmith-runtime = {{ path = \"{ws}/engine/runtime\" }}\n\n\
              # A workspace of its own: not a member of the project's.\n[workspace]\n\n\
-             [profile.release]\ndebug = 0\nincremental = true\npanic = \"abort\"\n"
+             [profile.release]\ndebug = 0\nincremental = true\npanic = \"abort\"\n{rows}"
         );
         write(&dir.join("Cargo.toml"), &manifest)?;
         // The project's lock file: the same dependency versions as rulesmith.

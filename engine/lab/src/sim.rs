@@ -506,9 +506,16 @@ impl Tally {
                     self.bots.insert(b.clone(), (1, won));
                 }
             }
-            let e = self.bot_seats.entry(bot_at_seat(b, s)).or_default();
-            e.0 += 1;
-            e.1 += won;
+            let bot_seats = &mut self.bot_seats;
+            with_bot_at_seat(b, s, |key| match bot_seats.get_mut(key) {
+                Some(e) => {
+                    e.0 += 1;
+                    e.1 += won;
+                }
+                None => {
+                    bot_seats.insert(key.to_string(), (1, won));
+                }
+            });
         }
         if r.first.is_some() && r.winner.is_some() {
             self.first_games += 1;
@@ -582,6 +589,22 @@ impl Tally {
 /// The key of a bot playing a seat in [`Tally::bot_seats`]: "greedy as P1".
 fn bot_at_seat(bot: &str, seat: usize) -> String {
     format!("{bot} as P{}", seat + 1)
+}
+
+/// `f` of [`bot_at_seat`]'s key, written on the stack when it fits: the
+/// tally looks a key up once per seat and game, and allocating it each
+/// time was a visible part of what `simulate` adds to a random game.
+fn with_bot_at_seat<R>(bot: &str, seat: usize, f: impl FnOnce(&str) -> R) -> R {
+    use std::io::Write;
+    let mut buf = [0u8; 96];
+    let mut cursor = std::io::Cursor::new(&mut buf[..]);
+    if write!(cursor, "{bot} as P{}", seat + 1).is_ok() {
+        let n = cursor.position() as usize;
+        if let Ok(key) = std::str::from_utf8(&buf[..n]) {
+            return f(key);
+        }
+    }
+    f(&bot_at_seat(bot, seat))
 }
 
 /// Win rates of the bots (or bots at seats) counted in `played`.

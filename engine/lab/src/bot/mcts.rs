@@ -65,6 +65,16 @@ pub enum Depth {
     End,
 }
 
+/// Whether a node with many actions considers them all at once, or only
+/// its best few by `evaluate`, more as it is visited more.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Widen {
+    /// On when the variant has an `evaluate`.
+    Auto,
+    On,
+    Off,
+}
+
 /// The search's settings, as a bot spec's options set them.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MctsConfig {
@@ -80,6 +90,8 @@ pub struct MctsConfig {
     /// Threads the trees run on (at most `trees`); the result does not
     /// depend on it.
     pub threads: usize,
+    /// Progressive widening on the variant's `evaluate`.
+    pub widen: Widen,
 }
 
 impl Default for MctsConfig {
@@ -92,6 +104,7 @@ impl Default for MctsConfig {
             worlds: 8,
             trees: 1,
             threads: 1,
+            widen: Widen::Auto,
         }
     }
 }
@@ -156,13 +169,31 @@ impl MctsConfig {
             "worlds" => self.worlds = whole("a whole number of worlds, 1 or more")? as usize,
             "trees" => self.trees = whole("a whole number of trees, 1 or more")? as usize,
             "threads" => self.threads = whole("a whole number of threads, 1 or more")? as usize,
+            "widen" => {
+                self.widen = match value {
+                    "auto" => Widen::Auto,
+                    "on" => Widen::On,
+                    "off" => Widen::Off,
+                    _ => return Err(format!("widen={value}: expected auto, on or off")),
+                }
+            }
             _ => {
                 return Err(format!(
-                    "unknown option '{key}' (expected rollout, depth, c, worlds, trees or threads)"
+                    "unknown option '{key}' (expected rollout, depth, c, worlds, trees, threads or widen)"
                 ))
             }
         }
         Ok(())
+    }
+
+    /// Whether the search widens progressively in `game` (it needs an
+    /// `evaluate` to rank the actions by).
+    fn widens(&self, game: &Game) -> bool {
+        let ranked = game.variant().evaluate.is_some();
+        match self.widen {
+            Widen::Auto | Widen::On => ranked,
+            Widen::Off => false,
+        }
     }
 
     /// The rollout's depth for `game`: `Auto` resolved, `rollout=none` as 0.
@@ -262,6 +293,7 @@ impl MctsBot {
             depth: self.config.depth_for(game),
             exploration: self.config.exploration,
             worlds: self.config.worlds,
+            widen: self.config.widens(game),
         };
         let parts = match self.workers(game, running as usize) {
             Some(workers) => workers.run(game, state, legal, me, &settings, &seeds)?,
@@ -349,9 +381,24 @@ pub(super) struct TreeSettings {
     pub depth: Depth,
     pub exploration: f64,
     pub worlds: usize,
+    pub widen: bool,
 }
 
 const NONE: u32 = u32::MAX;
+
+/// Progressive widening: a node with more than this many actions ranks
+/// them by `evaluate` one decision ahead and considers only the best
+/// `widened(visits)` of them.
+const WIDEN_ABOVE: usize = 6;
+
+/// How many of a widening node's actions are considered after `visits`
+/// visits: 2, then growing with the square root of the visits, so the
+/// search looks deep at the few moves a one-decision lookahead likes best
+/// (reaching the opponent's reply in a turn of many decisions) and still
+/// tries the others as the budget allows.
+fn widened(visits: f64) -> usize {
+    2 + visits.sqrt() as usize
+}
 
 /// The tree of one decision, flat: nodes, and edges kept as a list per
 /// node (`first`, then `next`), with every edge's reward sums, `seats`
@@ -370,6 +417,8 @@ struct Node {
     last: u32,
     /// The child every secret action of this node leads to, once made.
     shared: u32,
+    /// Iterations that passed through this node (for widening).
+    visits: f64,
 }
 
 struct Edge {
@@ -381,6 +430,9 @@ struct Edge {
     /// How often this edge was among the legal actions when its node was
     /// visited: the exploration term's count (ISMCTS).
     available: f64,
+    /// `evaluate` one decision after this action, for the deciding seat
+    /// (widening nodes only; NaN until computed).
+    prior: f64,
 }
 
 impl Tree {
@@ -397,6 +449,7 @@ impl Tree {
             first: NONE,
             last: NONE,
             shared: NONE,
+            visits: 0.0,
         });
         (self.nodes.len() - 1) as u32
     }
@@ -409,6 +462,7 @@ impl Tree {
             next: NONE,
             visits: 0.0,
             available: 0.0,
+            prior: f64::NAN,
         });
         self.totals.extend(std::iter::repeat_n(0.0, self.seats));
         let n = &mut self.nodes[node as usize];
@@ -433,8 +487,7 @@ impl Tree {
     }
 
     /// The node's edges for the actions in `legal`, in `available` (new
-    /// edges added for actions not seen there before), each counted as
-    /// available once more.
+    /// edges added for actions not seen there before).
     fn available(&mut self, node: u32, legal: &[Action], available: &mut Vec<u32>) {
         available.clear();
         // Usually this visit offers exactly the actions of the last, in
@@ -456,9 +509,6 @@ impl Tree {
             }
             available.push(f);
         }
-        for &e in available.iter() {
-            self.edges[e as usize].available += 1.0;
-        }
     }
 }
 
@@ -470,6 +520,8 @@ pub(super) struct Search {
     walk: Option<State>,
     legal: Vec<Action>,
     available: Vec<u32>,
+    /// A scratch copy for ranking actions one decision ahead.
+    probe: Option<State>,
     path: Vec<u32>,
     reward: Vec<f64>,
 }
@@ -564,7 +616,15 @@ impl Search {
             }
             let secret = game.decision_is_secret(s);
             self.tree.available(node, &self.legal, &mut self.available);
-            let (e, fresh) = self.select(p, settings.exploration, rng);
+            let ranked = settings.widen && self.available.len() > WIDEN_ABOVE;
+            if ranked {
+                self.widen(game, s, p, node, rng)?;
+            }
+            self.tree.nodes[node as usize].visits += 1.0;
+            for &e in &self.available {
+                self.tree.edges[e as usize].available += 1.0;
+            }
+            let (e, fresh) = self.select(p, settings.exploration, ranked, rng);
             if game.apply_scratch(s, self.tree.edges[e as usize].action).is_err() {
                 return Ok(Reached::Broken);
             }
@@ -604,10 +664,52 @@ impl Search {
         child
     }
 
+    /// Progressive widening at `node`, where `p` decides in `s`: ranks the
+    /// available edges by their prior (computed for those that have none
+    /// yet: `evaluate` for `p` after the action and one draw of any chance
+    /// it causes) and keeps the best `widened(visits)` in `available`,
+    /// best first.
+    fn widen(&mut self, game: &Game, s: &State, p: Seat, node: u32, rng: &mut GameRng) -> Result<(), GameError> {
+        for &e in &self.available {
+            if !self.tree.edges[e as usize].prior.is_nan() {
+                continue;
+            }
+            let mut t = match self.probe.take() {
+                Some(mut t) => {
+                    t.clone_from(s);
+                    t
+                }
+                None => s.clone(),
+            };
+            let action = self.tree.edges[e as usize].action;
+            let prior = if game.apply_scratch(&mut t, action).is_err() || !resolve_chance(game, &mut t, rng) {
+                f64::NEG_INFINITY
+            } else if t.is_terminal() {
+                t.returns()[p] * 1e9
+            } else {
+                game.evaluate(&t, p)?
+            };
+            self.probe = Some(t);
+            self.tree.edges[e as usize].prior = prior;
+        }
+        let edges = &self.tree.edges;
+        // Stable: equal priors keep the rules' order.
+        self.available
+            .sort_by(|&x, &y| edges[y as usize].prior.total_cmp(&edges[x as usize].prior));
+        self.available.truncate(widened(self.tree.nodes[node as usize].visits));
+        Ok(())
+    }
+
     /// The edge to take among `self.available`, for seat `p`: an untried
-    /// one first (at random), else the best by UCB1. True when untried.
-    fn select(&self, p: Seat, exploration: f64, rng: &mut GameRng) -> (u32, bool) {
+    /// one first (the first when `ranked`, the best by prior; else one at
+    /// random), else the best by UCB1. True when untried.
+    fn select(&self, p: Seat, exploration: f64, ranked: bool, rng: &mut GameRng) -> (u32, bool) {
         let tree = &self.tree;
+        if ranked {
+            if let Some(&e) = self.available.iter().find(|&&e| tree.edges[e as usize].visits == 0.0) {
+                return (e, true);
+            }
+        }
         let untried = self
             .available
             .iter()
