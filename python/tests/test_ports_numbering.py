@@ -7,6 +7,7 @@ them out as OpenSpiel does)."""
 
 import random
 import shutil
+import tomllib
 
 import numpy as np
 import pyspiel
@@ -129,3 +130,22 @@ def test_a_declared_tensor_of_the_wrong_size_is_an_error(tmp_path):
     state = rulesmith.load_game(str(tmp_path / "ttt")).new_initial_state()
     with pytest.raises(rulesmith.RulesmithError, match="holds 27 numbers for P1, but the shape"):
         state.observation_tensor(0)
+
+
+def test_chance_outcomes_number_the_dice_the_scripts_roll():
+    # Sirius rolls `param("die_faces")` dice: six faces, or eight when set;
+    # no deck. Battlefield: Space rolls nothing: its decks' cards alone.
+    from conftest import variant
+    six = rulesmith.load_game(variant("sirius-basic"))
+    eight = rulesmith.load_game(variant("sirius-basic"), params={"die_faces": 8})
+    assert (six.max_chance_outcomes(), eight.max_chance_outcomes()) == (6, 8)
+    folder = ROOT / "variants" / "battlefield-space"
+    decks = tomllib.loads((folder / "variant.toml").read_text())["decks"]
+    count = sum(len(tomllib.loads((folder / d["file"]).read_text())["cards"]) for d in decks.values())
+    cards = rulesmith.load_game(str(folder))
+    assert cards.max_chance_outcomes() == count
+    state = cards.new_initial_state()
+    while state.is_chance_node():
+        outcomes = state.chance_outcomes()
+        assert all(0 <= n < count for n, _ in outcomes)
+        state.apply_action(outcomes[0][0])
