@@ -57,6 +57,16 @@ fn the_variant_schema_names_exactly_the_keys_the_loader_accepts() {
         ("[end]", p["end"].clone(), "[end]\nzzz_probe = 1\n"),
         ("[output]", p["output"].clone(), "[output]\nzzz_probe = 1\n"),
         (
+            "[output] observation_tensor",
+            p["output"]["properties"]["observation_tensor"].clone(),
+            "[output]\nobservation_tensor = { key = \"k\", shape = [1], zzz_probe = 1 }\n",
+        ),
+        (
+            "[output] information_tensor",
+            p["output"]["properties"]["information_tensor"].clone(),
+            "[output]\ninformation_tensor = { key = \"k\", shape = [1], zzz_probe = 1 }\n",
+        ),
+        (
             "[decks.*]",
             item("decks"),
             "[decks.x]\nfile = \"d.toml\"\nzzz_probe = 1\n",
@@ -168,6 +178,8 @@ fn every_shipped_variant_and_deck_satisfies_its_schema() {
     let mut found = Vec::new();
     files(&root().join("variants"), &|n| n == "variant.toml", &mut found);
     assert!(found.len() >= 6);
+    // The OpenSpiel ports use ranges, seats' words and tensors.
+    files(&root().join("tests/openspiel"), &|n| n == "variant.toml", &mut found);
     for f in &found {
         let mut errors = Vec::new();
         check(&toml_as_json(f), &schema("variant.schema.json"), "", &mut errors);

@@ -4,22 +4,40 @@
 //! A decision's number is its place in a fixed enumeration of the
 //! variant's whole action space: the action kinds in declaration order,
 //! each kind owning a block of numbers, and inside a block the values
-//! written as a mixed-radix number (first slot most significant). The radix
-//! of a slot is the number of words of an enumeration slot, the number of
-//! players of a `seat` slot, `value_bound` (a `load_game` option) of an
-//! `int` slot, and `2 * value_bound - 1` of a signed slot, whose digit is
-//! the value plus `value_bound - 1` (so `-(value_bound-1)..value_bound`). So `rotate {rot}` with `rot = ["cw","180","ccw"]` owns three
-//! numbers, `cw` first. The numbering depends only on the variant's
-//! notation, the player count and `value_bound`: the same on every run,
-//! machine and engine.
+//! written as a mixed-radix number (first slot most significant). A slot's
+//! radix is what it can hold:
+//!
+//! - an enumeration: its words; a `seat`: the players;
+//! - a number with a declared range (`{col:int 0..6}`): the range, its
+//!   lowest value numbered 0;
+//! - a range relative to an earlier slot (`{to_rank:int rank-1..rank+1}`):
+//!   its width (3), the value minus the earlier value's, less the low end;
+//! - a seat's word (`{ by_seat = ["x", "o"] }`): nothing, as the deciding
+//!   seat is known wherever a number is read or written (radix 1);
+//! - an `int` without a range: `value_bound` values (`0..value_bound`), and
+//!   a `signed` one `2 * value_bound - 1` (`-(value_bound-1)..value_bound`),
+//!   where `value_bound` is the `load_game` option, else the variant's
+//!   `[variant] value_bound`, else 32.
+//!
+//! So `rotate {rot}` with `rot = ["cw","180","ccw"]` owns three numbers,
+//! `cw` first, and tic-tac-toe's `{mark}({r:int 0..2},{c:int 0..2})` nine,
+//! `3 * r + c`. The numbering depends only on the variant's notation (with
+//! its parameters in force), the player count and `value_bound`: the same
+//! on every run, machine and engine.
 //!
 //! A chance outcome's number: the cards of every deck (decks in
 //! declaration order, cards in deck-file order) first, then die faces
-//! `1..=value_bound` (face `f` is `cards + f - 1`).
+//! `1..=F` (face `f` is `cards + f - 1`), where `F` is the largest die the
+//! scripts roll (`roll(n, 6, ..)` or `roll(n, param("sides"), ..)`), none
+//! when they roll none, and `value_bound` when a roll computes its faces.
 
-use rulesmith_core::notation::SlotType;
-use rulesmith_core::state::{Action, Outcome};
+use rulesmith_core::lint::{dice, Dice};
+use rulesmith_core::notation::{Relative, SlotType};
+use rulesmith_core::state::{Action, Outcome, Seat};
 use rulesmith_core::Variant;
+
+/// `value_bound` when neither the caller nor the variant gives one.
+pub const DEFAULT_VALUE_BOUND: u32 = 32;
 
 /// The numbering of one variant's actions and outcomes for one player count.
 pub struct Encoding {
@@ -29,36 +47,54 @@ pub struct Encoding {
     /// First outcome number of each deck's cards.
     decks: Vec<u64>,
     cards: u64,
+    /// Die faces numbered after the cards: `1..=faces`.
+    faces: u32,
     pub value_bound: u32,
 }
 
 struct Kind {
     offset: u64,
     radices: Vec<u64>,
-    /// Per slot, what is added to a value to make its digit (non-zero
-    /// only for signed slots).
+    /// Per slot, what is added to a value to make its digit.
     shifts: Vec<i64>,
+    /// Per slot, whether it holds the deciding seat (a seat's word): no
+    /// digit of its own.
+    deciding_seat: Vec<bool>,
+    /// Per slot, its range relative to an earlier slot, if so: its digit
+    /// is counted from the earlier value plus the range's low end.
+    relative: Vec<Option<Relative>>,
     size: u64,
 }
 
 impl Encoding {
-    pub fn new(variant: &Variant, players: usize, value_bound: u32) -> Result<Encoding, String> {
+    /// `value_bound`: the caller's, else the variant's, else 32.
+    pub fn new(variant: &Variant, players: usize, value_bound: Option<u32>) -> Result<Encoding, String> {
+        let value_bound = value_bound.or(variant.value_bound).unwrap_or(DEFAULT_VALUE_BOUND);
         if value_bound == 0 {
             return Err("value_bound must be at least 1".into());
         }
         let mut kinds = Vec::new();
         let mut offset = 0u64;
         for def in &variant.actions {
-            let (radices, shifts): (Vec<u64>, Vec<i64>) = def
-                .template
-                .slots()
-                .map(|s| match s {
-                    SlotType::Enum { values, .. } => (values.len() as u64, 0),
-                    SlotType::Seat => (players as u64, 0),
-                    SlotType::Int => (value_bound as u64, 0),
-                    SlotType::Signed => (2 * value_bound as u64 - 1, value_bound as i64 - 1),
-                })
-                .unzip();
+            let mut radices = Vec::new();
+            let mut shifts = Vec::new();
+            let mut deciding_seat = Vec::new();
+            let mut relative = Vec::new();
+            for slot in def.template.slots() {
+                let (radix, shift) = match (&slot.ty, slot.range, slot.relative) {
+                    (_, _, Some(r)) => ((r.high - r.low + 1) as u64, 0),
+                    (SlotType::Int | SlotType::Signed, Some((lo, hi)), None) => ((hi - lo + 1) as u64, -lo),
+                    (SlotType::Enum { values, .. }, ..) => (values.len() as u64, 0),
+                    (SlotType::SeatWord { .. }, ..) => (1, 0),
+                    (SlotType::Seat, ..) => (players as u64, 0),
+                    (SlotType::Int, None, None) => (value_bound as u64, 0),
+                    (SlotType::Signed, None, None) => (2 * value_bound as u64 - 1, value_bound as i64 - 1),
+                };
+                radices.push(radix);
+                shifts.push(shift);
+                deciding_seat.push(matches!(slot.ty, SlotType::SeatWord { .. }));
+                relative.push(slot.relative);
+            }
             let size = radices
                 .iter()
                 .try_fold(1u64, |acc, r| acc.checked_mul(*r))
@@ -73,6 +109,8 @@ impl Encoding {
                 offset,
                 radices,
                 shifts,
+                deciding_seat,
+                relative,
                 size,
             });
             offset += size;
@@ -83,11 +121,17 @@ impl Encoding {
             decks.push(cards);
             cards += d.cards.len() as u64;
         }
+        let faces = match dice(variant) {
+            Dice::None => 0,
+            Dice::Largest(n) => n,
+            Dice::Unknown => value_bound,
+        };
         Ok(Encoding {
             kinds,
             actions: offset,
             decks,
             cards,
+            faces,
             value_bound,
         })
     }
@@ -99,25 +143,42 @@ impl Encoding {
 
     /// How many outcome numbers there are (`max_chance_outcomes`).
     pub fn num_outcomes(&self) -> u64 {
-        self.cards + self.value_bound as u64
+        self.cards + self.faces as u64
     }
 
-    /// The number of an action; an error names the value that does not fit.
-    pub fn action(&self, a: &Action, text: impl Fn() -> String) -> Result<u64, String> {
+    /// The number of an action; an error names the value that does not
+    /// fit. With `seat` (the seat deciding), a seat's word must be its word.
+    pub fn action(&self, a: &Action, seat: Option<Seat>, text: impl Fn() -> String) -> Result<u64, String> {
         let k = self
             .kinds
             .get(a.kind as usize)
             .ok_or_else(|| format!("no action kind {}", a.kind))?;
         let mut n = 0u64;
-        for ((v, r), shift) in a.values().iter().zip(&k.radices).zip(&k.shifts) {
+        let values = a.values();
+        for (i, v) in values.iter().enumerate() {
+            let (r, mut shift) = (k.radices[i], k.shifts[i]);
+            if let Some(rel) = k.relative[i] {
+                shift = -(values.get(rel.slot).copied().unwrap_or(0) as i64 + rel.low);
+            }
+            if k.deciding_seat[i] {
+                if let Some(seat) = seat.filter(|s| *s as i32 != *v) {
+                    return Err(format!(
+                        "action '{}' writes the word of P{}, but P{} decides: a seat's word holds the deciding seat",
+                        text(),
+                        v + 1,
+                        seat + 1
+                    ));
+                }
+                continue;
+            }
             let digit = *v as i64 + shift;
-            if digit < 0 || digit as u64 >= *r {
+            if digit < 0 || digit as u64 >= r {
                 return Err(format!(
                     "action '{}' has the value {v}, outside the numbering ({}..{}); \
-                     load the game with a larger value_bound",
+                     declare the slot's range in its text ({{n:int LO..HI}}) or load the game with a larger value_bound",
                     text(),
                     -shift,
-                    *r as i64 - shift
+                    r as i64 - shift
                 ));
             }
             n = n * r + digit as u64;
@@ -125,15 +186,26 @@ impl Encoding {
         Ok(k.offset + n)
     }
 
-    /// The action with this number.
-    pub fn decode_action(&self, n: u64) -> Option<Action> {
+    /// The action with this number, decided by `seat` (what a seat's word
+    /// holds).
+    pub fn decode_action(&self, n: u64, seat: Seat) -> Option<Action> {
         let kind = self.kinds.partition_point(|k| k.offset + k.size <= n);
         let k = self.kinds.get(kind)?;
         let mut rest = n - k.offset;
-        let mut values = vec![0i32; k.radices.len()];
-        for ((slot, r), shift) in values.iter_mut().zip(&k.radices).zip(&k.shifts).rev() {
-            *slot = ((rest % r) as i64 - shift) as i32;
+        let mut digits = vec![0i64; k.radices.len()];
+        for (i, digit) in digits.iter_mut().enumerate().rev() {
+            let r = k.radices[i];
+            *digit = (rest % r) as i64;
             rest /= r;
+        }
+        // First slot first: a relative slot's earlier value is known.
+        let mut values = vec![0i32; k.radices.len()];
+        for i in 0..values.len() {
+            values[i] = match k.relative[i] {
+                _ if k.deciding_seat[i] => seat as i32,
+                Some(rel) => (values[rel.slot] as i64 + rel.low + digits[i]) as i32,
+                None => (digits[i] - k.shifts[i]) as i32,
+            };
         }
         Some(Action::new(kind as u16, &values))
     }
@@ -141,10 +213,11 @@ impl Encoding {
     pub fn outcome(&self, o: Outcome) -> Result<u64, String> {
         match o {
             Outcome::Card { deck, card } => Ok(self.decks[deck as usize] + card as u64),
-            Outcome::Face(f) if f >= 1 && f <= self.value_bound => Ok(self.cards + f as u64 - 1),
+            Outcome::Face(f) if f >= 1 && f <= self.faces => Ok(self.cards + f as u64 - 1),
             Outcome::Face(f) => Err(format!(
-                "a die with face {f} is outside the numbering (1..={}); load the game with a larger value_bound",
-                self.value_bound
+                "a die with face {f} is outside the numbering (1..={}): write the roll's faces as a number \
+                 or param(\"NAME\") in the scripts, or load the game with a larger value_bound",
+                self.faces
             )),
         }
     }
@@ -158,7 +231,7 @@ impl Encoding {
             });
         }
         let f = n - self.cards + 1;
-        (f <= self.value_bound as u64).then_some(Outcome::Face(f as u32))
+        (f <= self.faces as u64).then_some(Outcome::Face(f as u32))
     }
 }
 
@@ -176,16 +249,16 @@ mod tests {
             .iter()
             .position(|a| a.template.name == "move")
             .expect("a move action") as u16;
-        let e = Encoding::new(&variant, 2, 8).unwrap();
+        let e = Encoding::new(&variant, 2, Some(8)).unwrap();
         let mut seen = std::collections::HashSet::new();
         for values in [[-7, 0, 7, -1], [0, 0, 0, 0], [7, 7, -7, -7], [3, -2, -5, 6]] {
             let a = Action::new(kind, &values);
-            let n = e.action(&a, || "move".into()).unwrap();
+            let n = e.action(&a, None, || "move".into()).unwrap();
             assert!(seen.insert(n), "two actions share number {n}");
-            assert_eq!(e.decode_action(n), Some(a));
+            assert_eq!(e.decode_action(n, 0), Some(a));
         }
         // Outside -(value_bound-1)..value_bound: an error, never a wrong number.
         let wide = Action::new(kind, &[8, 0, 0, 0]);
-        assert!(e.action(&wide, || "move".into()).unwrap_err().contains("-7..8"));
+        assert!(e.action(&wide, None, || "move".into()).unwrap_err().contains("-7..8"));
     }
 }

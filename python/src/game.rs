@@ -7,6 +7,7 @@
 //! (another thread gets a Python error, never a data race).
 
 use crate::encoding::Encoding;
+use crate::tensor::{Kind, Layout};
 use crate::{engine_game, error, Unsent};
 use pyo3::prelude::*;
 use rulesmith_core::record::Record;
@@ -20,10 +21,16 @@ use std::sync::Arc;
 pub const CHANCE: i64 = -1;
 pub const TERMINAL: i64 = -4;
 
+/// The most decisions a game may take when neither the caller nor the
+/// variant (`[end] max_decisions`) says.
+pub const DEFAULT_MAX_DECISIONS: u64 = 20_000;
+
 /// What every state of one game shares.
 pub struct Shared {
     pub game: Game,
     pub enc: Encoding,
+    pub observation: Layout,
+    pub information: Layout,
     pub players: usize,
     pub max_decisions: u64,
     pub path: String,
@@ -51,14 +58,14 @@ pub fn load_variant(path: &str, sets: &[String]) -> PyResult<Variant> {
 #[pymethods]
 impl PyGame {
     #[new]
-    #[pyo3(signature = (variant, players=None, sets=Vec::new(), engine="interpreted", value_bound=32, max_decisions=20_000))]
+    #[pyo3(signature = (variant, players=None, sets=Vec::new(), engine="interpreted", value_bound=None, max_decisions=None))]
     fn new(
         variant: &str,
         players: Option<usize>,
         sets: Vec<String>,
         engine: &str,
-        value_bound: u32,
-        max_decisions: u64,
+        value_bound: Option<u32>,
+        max_decisions: Option<u64>,
     ) -> PyResult<Self> {
         let v = Arc::new(load_variant(variant, &sets)?);
         let game = engine_game(v.clone(), engine)?;
@@ -70,10 +77,16 @@ impl PyGame {
             )));
         }
         let enc = Encoding::new(&v, players, value_bound).map_err(error)?;
+        // The variant's declared longest game, else the guard `simulate` uses.
+        let max_decisions = max_decisions.or(v.max_decisions).unwrap_or(DEFAULT_MAX_DECISIONS);
+        let observation = Layout::new(&game, players, Kind::Observation).map_err(error)?;
+        let information = Layout::new(&game, players, Kind::Information).map_err(error)?;
         Ok(PyGame {
             shared: Rc::new(Shared {
                 game,
                 enc,
+                observation,
+                information,
                 players,
                 max_decisions,
                 path: variant.to_string(),
@@ -110,8 +123,35 @@ impl PyGame {
         self.shared.enc.num_outcomes()
     }
 
-    /// The most decisions a game may take (`max_decisions`): a game that
-    /// runs longer is an error, as in `rulesmith simulate`.
+    /// The shape of every observation tensor (see `tensor.rs`).
+    fn observation_tensor_shape(&self) -> Vec<usize> {
+        self.shared.observation.shape.clone()
+    }
+
+    fn observation_tensor_size(&self) -> usize {
+        self.shared.observation.size()
+    }
+
+    /// The shape of every information-state tensor.
+    fn information_state_tensor_shape(&self) -> Vec<usize> {
+        self.shared.information.shape.clone()
+    }
+
+    fn information_state_tensor_size(&self) -> usize {
+        self.shared.information.size()
+    }
+
+    /// Whether the variant lays its tensors out itself (`[output]
+    /// observation_tensor`, `information_tensor`) rather than leaving them
+    /// to be read from its whole summary.
+    fn declares_tensors(&self) -> (bool, bool) {
+        let v = self.shared.game.variant();
+        (v.observation_tensor.is_some(), v.information_tensor.is_some())
+    }
+
+    /// The most decisions a game may take: the `max_decisions` option, else
+    /// the variant's `[end] max_decisions`, else 20,000. A game that runs
+    /// longer is an error, as in `rulesmith simulate`.
     fn max_game_length(&self) -> u64 {
         self.shared.max_decisions
     }
@@ -219,10 +259,14 @@ impl PyState {
                 .ok_or_else(|| error(format!("{action} is no chance outcome of this game")))?;
             return Ok(self.g().outcome_text(o));
         }
+        // A seat's word is the deciding seat's: `player` here.
+        let seat = Seat::try_from(player)
+            .ok()
+            .filter(|s| *s < self.shared.players);
         let a = self
             .shared
             .enc
-            .decode_action(action)
+            .decode_action(action, seat.unwrap_or(0))
             .ok_or_else(|| error(format!("{action} is no action of this game")))?;
         Ok(self.g().action_text(&a))
     }
@@ -272,9 +316,10 @@ impl PyState {
             })
             .map_err(error)?
             .0;
+        let seat = Seat::try_from(current).ok();
         let mut out = legal
             .iter()
-            .map(|a| self.shared.enc.action(a, || self.g().action_text(a)))
+            .map(|a| self.shared.enc.action(a, seat, || self.g().action_text(a)))
             .collect::<Result<Vec<u64>, String>>()
             .map_err(error)?;
         out.sort_unstable();
@@ -310,9 +355,9 @@ impl PyState {
                     .apply_outcome(&mut self.state, o)
                     .map_err(|e| error(e.to_string()))
             }
-            ToMove::Decision(_) => {
+            ToMove::Decision(seat) => {
                 let a = enc
-                    .decode_action(action)
+                    .decode_action(action, seat)
                     .ok_or_else(|| error(format!("{action} is no action of this game")))?;
                 if self.decisions() >= self.shared.max_decisions {
                     return Err(error(
@@ -359,7 +404,11 @@ impl PyState {
             .g()
             .parse_action(text)
             .ok_or_else(|| error(format!("'{text}' is no action of this variant's notation")))?;
-        enc.action(&a, || text.to_string()).map_err(error)
+        let seat = match self.state.to_move() {
+            ToMove::Decision(s) => Some(s),
+            _ => None,
+        };
+        enc.action(&a, seat, || text.to_string()).map_err(error)
     }
 
     /// 1 for the winner, -1 for the others; 0 for all in a draw or an
@@ -375,6 +424,25 @@ impl PyState {
         self.g()
             .render(&self.state, Some(seat))
             .map_err(|e| error(e.to_string()))
+    }
+
+    /// What `player` sees now as numbers, flat (`observation_tensor_shape`).
+    fn observation_tensor(&self, player: i64) -> PyResult<Vec<f64>> {
+        let seat = self.seat(player)?;
+        self.shared
+            .observation
+            .numbers(self.g(), &self.state, seat)
+            .map_err(error)
+    }
+
+    /// Everything `player` has seen as numbers, flat
+    /// (`information_state_tensor_shape`).
+    fn information_state_tensor(&self, player: i64) -> PyResult<Vec<f64>> {
+        let seat = self.seat(player)?;
+        self.shared
+            .information
+            .numbers(self.g(), &self.state, seat)
+            .map_err(error)
     }
 
     /// Everything `player` has seen: every decision and chance outcome so
@@ -467,7 +535,7 @@ impl PyState {
             .to_vec()
             .into_iter()
             .map(|s| match s {
-                Step::Decision(a) => enc.action(&a, || self.g().action_text(&a)),
+                Step::Decision(a) => enc.action(&a, None, || self.g().action_text(&a)),
                 Step::Chance(o) => enc.outcome(o),
             })
             .collect::<Result<_, _>>()
@@ -528,7 +596,14 @@ impl PyState {
                 Ok::<_, String>(legal[i])
             })
             .map_err(error)?;
-        self.shared.enc.action(&a, || self.g().action_text(&a)).map_err(error)
+        let seat = match self.state.to_move() {
+            ToMove::Decision(s) => Some(s),
+            _ => None,
+        };
+        self.shared
+            .enc
+            .action(&a, seat, || self.g().action_text(&a))
+            .map_err(error)
     }
 
     /// A state `player` cannot tell from this one: the cards dealt

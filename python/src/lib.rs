@@ -10,6 +10,7 @@ mod compiled;
 mod encoding;
 mod game;
 mod sim;
+mod tensor;
 
 use pyo3::prelude::*;
 use rulesmith_core::{Game, Limits, Variant};

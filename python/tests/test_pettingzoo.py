@@ -29,3 +29,19 @@ def test_masked_random_agents_finish_a_game():
         steps += 1
     assert not e.agents, "every agent left at the end"
     assert sorted(e.state.returns()) in ([-1.0, 1.0], [0.0, 0.0])
+
+
+def test_a_declared_tensor_is_the_observation():
+    from conftest import ROOT
+    e = env(str(ROOT / "tests" / "openspiel" / "connect-four"))
+    api_test(e, num_cycles=100)
+    e.reset(seed=1)
+    obs, reward, termination, truncation, info = e.last()
+    planes = obs["observation"]
+    assert planes.shape == (3, 6, 7) and planes.dtype == np.float32
+    assert planes[2].sum() == 42, "every cell empty at the start (planes: x, o, empty)"
+    assert info["view"].count(".") == 42
+    e.step(3)
+    obs, *_ = e.last()
+    assert obs["observation"][2].sum() == 41
+    assert obs["observation"][0][0][3] == 1, "x in the bottom row's column 3"

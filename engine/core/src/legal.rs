@@ -505,7 +505,9 @@ impl Legal {
         collecting: bool,
         domains: &[impl AsGiven],
     ) -> Option<Result<(), String>> {
-        if domains.len() > MAX_ARGS {
+        // A relative range ties slots together: checked combination by
+        // combination, on the step-by-step path.
+        if domains.len() > MAX_ARGS || template.has_relative() {
             return None;
         }
         // Each domain is read once: its numbers are checked as they are
@@ -631,6 +633,9 @@ impl Legal {
     /// and every number fits the slot it fills. Runs once per `add_all`
     /// of every listing.
     fn fits(&self, template: &Template, first: usize) -> bool {
+        if template.has_relative() {
+            return false;
+        }
         let bounds = template.bounds();
         let mut slot = 0;
         for d in &self.domains[first..] {

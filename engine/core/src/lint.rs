@@ -175,3 +175,56 @@ pub fn lint(v: &Variant) -> Vec<Diagnostic> {
     }
     diags
 }
+
+/// The dice the scripts roll, as far as their text shows: what the Python
+/// bridge numbers chance outcomes by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dice {
+    /// No script calls `roll`.
+    None,
+    /// Every `roll` has its faces written as a number or as `param("NAME")`
+    /// of a whole-number parameter: the largest of them.
+    Largest(u32),
+    /// Some `roll` computes its faces: the text does not tell how many.
+    Unknown,
+}
+
+/// The largest die of the variant's rule and card scripts (see [`Dice`]).
+pub fn dice(v: &Variant) -> Dice {
+    let engine = crate::source::sandbox(crate::rules::Limits::default());
+    let mut files: Vec<usize> = v.scripts.clone();
+    files.extend(v.decks.iter().flat_map(|d| d.cards.iter().filter_map(|c| c.script)));
+    let mut out = Dice::None;
+    for f in files {
+        let Ok(ast) = engine.compile(&v.files[f].text) else {
+            return Dice::Unknown;
+        };
+        let mut faces = |x: &FnCallExpr| {
+            if x.name.as_str() != "roll" || out == Dice::Unknown {
+                return;
+            }
+            let sides = match x.args.get(1) {
+                Some(Expr::IntegerConstant(n, _)) => u32::try_from(*n).ok(),
+                Some(Expr::FnCall(p, _)) if p.name.as_str() == "param" => match p.args.first() {
+                    Some(Expr::StringConstant(s, _)) => v.int_param(s).and_then(|n| u32::try_from(n).ok()),
+                    _ => None,
+                },
+                _ => None,
+            };
+            out = match (out, sides) {
+                (_, None) => Dice::Unknown,
+                (Dice::Largest(m), Some(n)) => Dice::Largest(m.max(n)),
+                (_, Some(n)) => Dice::Largest(n),
+            };
+        };
+        ast.walk(&mut |path: &[ASTNode]| {
+            match path.last() {
+                Some(ASTNode::Expr(Expr::FnCall(x, _))) => faces(x),
+                Some(ASTNode::Stmt(Stmt::FnCall(x, _))) => faces(x),
+                _ => {}
+            }
+            true
+        });
+    }
+    out
+}

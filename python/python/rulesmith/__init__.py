@@ -61,7 +61,7 @@ def _compiled_module(variant, sets):
     return module
 
 
-def load_game(variant, players=None, params=None, engine="interpreted", value_bound=32, max_decisions=20000):
+def load_game(variant, players=None, params=None, engine="interpreted", value_bound=None, max_decisions=None):
     """Loads the variant folder `variant` for `players` seats (default: the
     variant's), with parameter overrides `params` ({"max_power": 8}).
 
@@ -69,8 +69,11 @@ def load_game(variant, players=None, params=None, engine="interpreted", value_bo
     once) or "compiled" (the rules compiled to Rust and loaded into this
     process: many times faster; the first use builds them, which needs a
     Rust toolchain and the Rulesmith sources this package was built from).
-    value_bound: the numbering's bound on `int` action values and die
-    faces. max_decisions: a longer game is an error.
+    value_bound: the numbering's bound on `int` action values without a
+    declared range, and on die faces the scripts compute (default: the
+    variant's `[variant] value_bound`, else 32). max_decisions: a longer
+    game is an error (default: the variant's `[end] max_decisions`, else
+    20000); `max_game_length()` gives it.
     """
     sets = _sets(params)
     module = _native

@@ -18,19 +18,29 @@ import rulesmith
 
 
 class _Observer:
-    """OpenSpiel's observer: strings only (a variant has no tensor form).
-    With perfect recall it gives the information state (everything the
-    seat has seen), otherwise what the seat sees now."""
+    """OpenSpiel's observer. With perfect recall it gives the information
+    state (everything the seat has seen), otherwise what the seat sees
+    now, as a string and as a tensor of fixed shape (the variant's
+    `[output] observation_tensor` / `information_tensor`, or its summary's
+    numbers; docs/python.md, "Tensors")."""
 
-    def __init__(self, iig_obs_type, params):
+    def __init__(self, native_game, iig_obs_type, params):
         if params:
             raise ValueError(f"observation parameters are not supported; got {params}")
         self.perfect_recall = bool(iig_obs_type is not None and iig_obs_type.perfect_recall)
-        self.tensor = np.zeros(0, np.float32)
-        self.dict = {}
+        if self.perfect_recall:
+            shape, name = native_game.information_state_tensor_shape(), "info_state"
+        else:
+            shape, name = native_game.observation_tensor_shape(), "observation"
+        self.tensor = np.zeros(int(np.prod(shape)), np.float32)
+        self.dict = {name: self.tensor.reshape(shape)}
 
     def set_from(self, state, player):
-        pass
+        native = state.native
+        if self.perfect_recall:
+            self.tensor[:] = native.information_state_tensor(player)
+        else:
+            self.tensor[:] = native.observation_tensor(player)
 
     def string_from(self, state, player):
         if self.perfect_recall:
@@ -80,13 +90,13 @@ def _game_class(native_game, game_type, game_info):
             return _State(self, self.native.new_initial_state())
 
         def make_py_observer(self, iig_obs_type=None, params=None):
-            return _Observer(iig_obs_type, params)
+            return _Observer(self.native, iig_obs_type, params)
 
     return _Game
 
 
 def register(variant, players=None, params=None, engine="interpreted", short_name=None,
-             value_bound=32, max_decisions=20000):
+             value_bound=None, max_decisions=None):
     """Registers `variant` (with `players` and `params`) as an OpenSpiel
     game and returns its short name, for ``pyspiel.load_game``."""
     native = rulesmith.load_game(variant, players=players, params=params, engine=engine,
@@ -98,6 +108,7 @@ def register(variant, players=None, params=None, engine="interpreted", short_nam
             short_name += f"_{key}_{value}"
         short_name += f"_{n}p_{engine}"
     hidden = native.hides_information()
+    declares_observation, declares_information = native.declares_tensors()
     game_type = pyspiel.GameType(
         short_name=short_name,
         long_name=native.title,
@@ -112,9 +123,13 @@ def register(variant, players=None, params=None, engine="interpreted", short_nam
         max_num_players=n,
         min_num_players=n,
         provides_information_state_string=True,
-        provides_information_state_tensor=False,
+        # A tensor read from the whole summary may change length from one
+        # state to another: promised only when the variant lays it out. An
+        # undeclared information tensor is the observation's, which is
+        # everything a seat has seen only when nothing is hidden.
+        provides_information_state_tensor=declares_information or (declares_observation and not hidden),
         provides_observation_string=True,
-        provides_observation_tensor=False,
+        provides_observation_tensor=declares_observation,
         parameter_specification={},
     )
     game_info = pyspiel.GameInfo(

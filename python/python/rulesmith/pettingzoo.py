@@ -13,9 +13,13 @@ Agents are `player_0`, `player_1`, ... (seat P1 is `player_0`). Actions
 are Rulesmith's action numbers (docs/python.md); chance events are played
 by the environment with its own seeded generator. An observation is a dict:
 `action_mask` (1 for each legal action of the agent to move) and
-`observation`, the agent's view as text (the variant's render for that
-seat), UTF-8 bytes padded with zeros to `observation_bytes`; `info["view"]`
-holds the same text.
+`observation`: the agent's observation tensor (float32, of the game's
+`observation_tensor_shape()`) when the variant lays one out (`[output]
+observation_tensor`) or when asked with `observation="tensor"`; otherwise
+(`observation="text"`, the default for variants without a declared
+tensor) its view as text (the variant's render for that seat), UTF-8 bytes
+padded with zeros to `observation_bytes`. `info["view"]` always holds the
+text.
 """
 
 
@@ -35,10 +39,15 @@ class RulesmithEnv(AECEnv):
     metadata = {"render_modes": ["human", "ansi"], "name": "rulesmith_v0", "is_parallelizable": False}
 
     def __init__(self, variant, players=None, params=None, engine="interpreted", render_mode=None,
-                 observation_bytes=4096, value_bound=32, max_decisions=20000):
+                 observation_bytes=4096, value_bound=None, max_decisions=None, observation=None):
         super().__init__()
         self.game = rulesmith.load_game(variant, players=players, params=params, engine=engine,
                                         value_bound=value_bound, max_decisions=max_decisions)
+        if observation is None:
+            observation = "tensor" if self.game.declares_tensors()[0] else "text"
+        if observation not in ("tensor", "text"):
+            raise ValueError(f"observation={observation!r}: expected 'tensor' or 'text'")
+        self.tensors = observation == "tensor"
         self.render_mode = render_mode
         self.observation_bytes = observation_bytes
         n = self.game.num_players()
@@ -46,9 +55,14 @@ class RulesmithEnv(AECEnv):
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
         actions = self.game.num_distinct_actions()
         self._action_spaces = {a: gymnasium.spaces.Discrete(actions) for a in self.possible_agents}
+        if self.tensors:
+            self._shape = tuple(self.game.observation_tensor_shape())
+            seen = gymnasium.spaces.Box(-np.inf, np.inf, self._shape, np.float32)
+        else:
+            seen = gymnasium.spaces.Box(0, 255, (observation_bytes,), np.uint8)
         self._observation_spaces = {
             a: gymnasium.spaces.Dict({
-                "observation": gymnasium.spaces.Box(0, 255, (observation_bytes,), np.uint8),
+                "observation": seen,
                 "action_mask": gymnasium.spaces.Box(0, 1, (actions,), np.int8),
             })
             for a in self.possible_agents
@@ -65,9 +79,13 @@ class RulesmithEnv(AECEnv):
         return self.state.observation_string(self._seat[agent])
 
     def observe(self, agent):
-        text = self._view(agent).encode("utf-8")[: self.observation_bytes]
-        obs = np.zeros(self.observation_bytes, np.uint8)
-        obs[: len(text)] = np.frombuffer(text, np.uint8)
+        if self.tensors:
+            numbers = self.state.observation_tensor(self._seat[agent])
+            obs = np.asarray(numbers, np.float32).reshape(self._shape)
+        else:
+            text = self._view(agent).encode("utf-8")[: self.observation_bytes]
+            obs = np.zeros(self.observation_bytes, np.uint8)
+            obs[: len(text)] = np.frombuffer(text, np.uint8)
         mask = np.zeros(self.game.num_distinct_actions(), np.int8)
         if agent == self.agent_selection and not self.state.is_terminal():
             mask[self.state.legal_actions(self._seat[agent])] = 1

@@ -16,7 +16,7 @@ use crate::error::{Diagnostic, LoadError};
 use crate::notation::{SlotType, Template};
 use indexmap::IndexMap;
 use raw::*;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
@@ -211,6 +211,17 @@ pub struct Deck {
     pub cards: Vec<Card>,
 }
 
+/// A tensor the variant lays out in its summary: the numbers of field `key`
+/// (nested arrays flattened in order, true as 1), `shape` as declared.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tensor {
+    pub key: String,
+    pub shape: Vec<usize>,
+}
+
+/// The most numbers a declared tensor may hold.
+pub const MAX_TENSOR: usize = 1 << 24;
+
 /// `[output] evaluate_scale` when a variant gives none.
 pub const DEFAULT_EVALUATE_SCALE: f64 = 10.0;
 
@@ -266,6 +277,13 @@ pub struct Variant {
     pub scripts: Vec<usize>,
     pub params: Vec<Param>,
     pub enums: BTreeMap<String, Vec<String>>,
+    /// The enumerations that give a word per seat (`{ by_seat = [..] }`).
+    pub seat_words: BTreeSet<String>,
+    /// `[variant] value_bound`: how many values the Python bridge numbers
+    /// for an `int` slot without a declared range.
+    pub value_bound: Option<u32>,
+    /// `[end] max_decisions`: the most decisions any game takes.
+    pub max_decisions: Option<u64>,
     pub actions: Vec<ActionDef>,
     pub steps: Vec<StepDef>,
     pub turn_steps: Vec<usize>,
@@ -289,6 +307,11 @@ pub struct Variant {
     pub evaluate_depth: u32,
     pub labels: Option<FnRef>,
     pub render: Option<FnRef>,
+    /// `[output] observation_tensor`: where a seat's observation tensor
+    /// lies in its summary (None: every number of the summary).
+    pub observation_tensor: Option<Tensor>,
+    /// `[output] information_tensor`: the same for the information state.
+    pub information_tensor: Option<Tensor>,
     pub key_order: Vec<String>,
     /// `[output] legend`: what the board's signs mean, for `rulesmith play`.
     pub legend: Option<String>,
@@ -428,7 +451,12 @@ impl Variant {
         };
         let value = parse_value_text(text, &self.params[i].value);
         self.params[i].check(&value)?;
-        self.params[i].value = value;
+        let old = std::mem::replace(&mut self.params[i].value, value);
+        // A declared range may name the parameter (`{bid:int 0..coins}`).
+        if let Err(e) = self.recompile_templates() {
+            self.params[i].value = old;
+            return Err(format!("{key}={text}: {e}"));
+        }
         Ok(())
     }
 
@@ -464,10 +492,29 @@ impl Variant {
             check_words(&e.name, &words)?;
             self.enums.insert(e.name.clone(), words);
         }
-        let enums = &self.enums;
-        for a in &mut self.actions {
-            let t = &a.template;
-            a.template = Template::compile(&t.name, &t.text.clone(), |ty| slot_type(enums, ty))?;
+        self.recompile_templates()
+    }
+
+    /// Compiles the action templates again, after an enumeration or a
+    /// parameter a declared range names changed. All or nothing.
+    fn recompile_templates(&mut self) -> Result<(), String> {
+        let (enums, seat_words, params) = (&self.enums, &self.seat_words, &self.params);
+        let templates = self
+            .actions
+            .iter()
+            .map(|a| {
+                let t = &a.template;
+                Template::compile_with(
+                    &t.name,
+                    &t.text,
+                    |ty| slot_type(enums, seat_words, ty),
+                    |p| int_value(params.iter().find(|x| x.name == p).map(|x| &x.value)),
+                )
+                .map_err(|e| format!("action '{}': {e}", t.name))
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        for (a, t) in self.actions.iter_mut().zip(templates) {
+            a.template = t;
         }
         Ok(())
     }
@@ -488,6 +535,11 @@ const STRUCT_EXAMPLES: &[(&str, &str)] = &[
         "[variant] with name = \"...\", players = { min = 2, max = 4 }, scripts = [\"rules.rhai\"]",
     ),
     ("RawPlayers", "players = { min = 2, max = 4 }"),
+    (
+        "RawTensor",
+        "observation_tensor = { key = \"planes\", shape = [3, 3, 3] }",
+    ),
+    ("RawSeatEnum", "[notation] mark = { by_seat = [\"x\", \"o\"] }"),
     (
         "RawParam",
         "[params.goal] with value = 6 (and optionally min, max, doc)",
@@ -545,7 +597,7 @@ fn toml_message(e: &toml::de::Error, text: &str) -> String {
     m = m
         .replace(
             "data did not match any variant of untagged enum RawEnum",
-            "expected an array of words, or a table { words = [...], decks = [...] }",
+            "expected an array of words, a table { words = [...], decks = [...] }, or { by_seat = [...] }",
         )
         .replace("expected a sequence", "expected an array [...]")
         .replace("expected a map", "expected a table");
@@ -790,6 +842,8 @@ impl Loader {
         let mut name = String::new();
         let mut title = String::new();
         let mut players: Option<(Loc, RawPlayers)> = None;
+        let mut value_bound: Option<(usize, Spanned<i64>)> = None;
+        let mut max_decisions: Option<(usize, Spanned<i64>)> = None;
         let mut scripts = Vec::new();
         let mut params: IndexMap<String, Param> = IndexMap::new();
         let mut enums: IndexMap<String, (Loc, RawEnum)> = IndexMap::new();
@@ -803,6 +857,8 @@ impl Loader {
         let mut evaluate_scale: Option<(usize, Spanned<f64>)> = None;
         let mut evaluate_zero_sum = true;
         let mut evaluate_depth: Option<(usize, Spanned<i64>)> = None;
+        let mut observation_tensor: Option<(usize, Spanned<RawTensor>)> = None;
+        let mut information_tensor: Option<(usize, Spanned<RawTensor>)> = None;
         let mut key_order = Vec::new();
         let mut legend = None;
         let mut decks: IndexMap<String, MergedDeck> = IndexMap::new();
@@ -820,6 +876,9 @@ impl Loader {
                 title = h.title.unwrap_or(title);
                 if let Some(p) = h.players {
                     players = Some((self.loc(file, &p), *p.get_ref()));
+                }
+                if let Some(b) = h.value_bound {
+                    value_bound = Some((file, b));
                 }
                 for s in h.scripts {
                     let path = base.join(s.get_ref());
@@ -893,6 +952,9 @@ impl Loader {
                 if let Some(m) = e.max_turns {
                     max_turns = Some((file, m));
                 }
+                if let Some(m) = e.max_decisions {
+                    max_decisions = Some((file, m));
+                }
             }
             if let Some(o) = raw.output {
                 summary = o.summary.map(|f| self.fn_ref(file, &f)).or(summary);
@@ -906,6 +968,12 @@ impl Loader {
                 }
                 labels = o.labels.map(|f| self.fn_ref(file, &f)).or(labels);
                 render = o.render.map(|f| self.fn_ref(file, &f)).or(render);
+                if let Some(t) = o.observation_tensor {
+                    observation_tensor = Some((file, t));
+                }
+                if let Some(t) = o.information_tensor {
+                    information_tensor = Some((file, t));
+                }
                 key_order = o.key_order.unwrap_or(key_order);
                 legend = o.legend.or(legend);
             }
@@ -1057,10 +1125,26 @@ impl Loader {
 
         // Notation enumerations: word lists, or words made of decks' card ids.
         let mut derived_enums = Vec::new();
+        let mut seat_words = BTreeSet::new();
         let mut word_lists: IndexMap<String, (Loc, Vec<String>)> = IndexMap::new();
         for (name, (loc, raw)) in enums {
             let words = match raw {
                 RawEnum::Words(w) => w,
+                RawEnum::BySeat(w) => {
+                    if w.by_seat.len() < players.max {
+                        self.error(
+                            &loc,
+                            format!(
+                                "enumeration '{name}' gives a word per seat: it needs {} words (players go up to {}), not {}",
+                                players.max,
+                                players.max,
+                                w.by_seat.len()
+                            ),
+                        );
+                    }
+                    seat_words.insert(name.clone());
+                    w.by_seat
+                }
                 RawEnum::Derived(d) => {
                     for deck in &d.decks {
                         if !deck_sources.iter().any(|x: &DeckSource| &x.name == deck) {
@@ -1097,14 +1181,15 @@ impl Loader {
         }
         let plain: BTreeMap<String, Vec<String>> =
             word_lists.iter().map(|(k, (_, v))| (k.clone(), v.clone())).collect();
-        let lookup = |ty: &str| slot_type(&plain, ty);
+        let lookup = |ty: &str| slot_type(&plain, &seat_words, ty);
+        let value_of = |p: &str| int_value(params.get(p).map(|x| &x.value));
 
         // Actions.
         let mut action_defs = Vec::new();
         let mut texts: HashMap<String, String> = HashMap::new();
         for (name, (file, key, a)) in &actions {
             let loc = self.loc(*file, &a.text);
-            match Template::compile(name, a.text.get_ref(), lookup) {
+            match Template::compile_with(name, a.text.get_ref(), lookup, value_of) {
                 Ok(t) => {
                     if let Some(other) = texts.insert(t.text.clone(), name.clone()) {
                         self.error(&loc, format!("actions '{other}' and '{name}' have the same text"));
@@ -1217,6 +1302,29 @@ impl Loader {
             }
             None => 1,
         };
+        let value_bound = value_bound.and_then(|(file, b)| {
+            let v = *b.get_ref();
+            if !(1..=1_000_000).contains(&v) {
+                let loc = self.loc(file, &b);
+                self.error(
+                    &loc,
+                    format!("value_bound must be a whole number from 1 to 1000000, not {v}"),
+                );
+                return None;
+            }
+            Some(v as u32)
+        });
+        let max_decisions = max_decisions.and_then(|(file, m)| {
+            let v = *m.get_ref();
+            if v < 1 {
+                let loc = self.loc(file, &m);
+                self.error(&loc, format!("max_decisions must be a whole number above 0, not {v}"));
+                return None;
+            }
+            Some(v as u64)
+        });
+        let observation_tensor = observation_tensor.and_then(|(file, t)| self.tensor(file, t));
+        let information_tensor = information_tensor.and_then(|(file, t)| self.tensor(file, t));
         let max_turns = match max_turns {
             Some((file, m)) => {
                 if !matches!(params.get(m.get_ref()).map(|p| &p.value), Some(Value::Int(_))) {
@@ -1249,6 +1357,9 @@ impl Loader {
             scripts,
             params: params.into_values().collect(),
             enums: plain,
+            seat_words,
+            value_bound,
+            max_decisions,
             actions: action_defs,
             steps: step_defs,
             turn_steps: turn,
@@ -1264,6 +1375,8 @@ impl Loader {
             evaluate_depth,
             labels,
             render,
+            observation_tensor,
+            information_tensor,
             key_order,
             legend,
             decks: deck_list,
@@ -1272,6 +1385,39 @@ impl Loader {
             deck_sources,
             derived_enums,
         })
+    }
+
+    /// A declared tensor layout, checked: a key, and a shape of whole
+    /// numbers above 0 holding at most [`MAX_TENSOR`] numbers.
+    fn tensor(&mut self, file: usize, t: Spanned<RawTensor>) -> Option<Tensor> {
+        let loc = self.loc(file, &t);
+        let t = t.into_inner();
+        if t.key.trim().is_empty() {
+            self.error(&loc, "a tensor's key must name a field of the summary");
+            return None;
+        }
+        let size = t.shape.iter().try_fold(1usize, |n, &d| {
+            usize::try_from(d)
+                .ok()
+                .filter(|d| *d >= 1)
+                .and_then(|d| n.checked_mul(d))
+        });
+        match size {
+            Some(n) if !t.shape.is_empty() && n <= MAX_TENSOR => Some(Tensor {
+                key: t.key,
+                shape: t.shape.iter().map(|&d| d as usize).collect(),
+            }),
+            _ => {
+                self.error(
+                    &loc,
+                    format!(
+                        "a tensor's shape must be a list of whole numbers above 0 (such as [3, 3, 3]) holding at most {MAX_TENSOR} numbers, not {:?}",
+                        t.shape
+                    ),
+                );
+                None
+            }
+        }
     }
 
     fn field_defs(&mut self, d: &MergedDeck) -> Vec<FieldDef> {
@@ -1470,15 +1616,27 @@ fn check_words(name: &str, words: &[String]) -> Result<(), String> {
 }
 
 /// A slot type name in an action text: `int`, `seat` or an enumeration.
-fn slot_type(enums: &BTreeMap<String, Vec<String>>, ty: &str) -> Option<SlotType> {
+fn slot_type(enums: &BTreeMap<String, Vec<String>>, seat_words: &BTreeSet<String>, ty: &str) -> Option<SlotType> {
     match ty {
         "int" => Some(SlotType::Int),
         "signed" => Some(SlotType::Signed),
         "seat" => Some(SlotType::Seat),
+        other if seat_words.contains(other) => enums.get(other).map(|v| SlotType::SeatWord {
+            name: other.to_string(),
+            words: v.clone(),
+        }),
         other => enums.get(other).map(|v| SlotType::Enum {
             name: other.to_string(),
             values: v.clone(),
         }),
+    }
+}
+
+/// A parameter's value when it is a whole number (a range end may name one).
+fn int_value(v: Option<&Value>) -> Option<i64> {
+    match v {
+        Some(Value::Int(i)) => Some(*i),
+        _ => None,
     }
 }
 

@@ -41,6 +41,10 @@ pub struct RawHeader {
     #[serde(default)]
     pub scripts: Vec<Spanned<String>>,
     pub players: Option<Spanned<RawPlayers>>,
+    /// How many values the Python bridge numbers for an `int` slot with no
+    /// declared range (and die faces when the scripts' dice are not all
+    /// literal): 32 unless given.
+    pub value_bound: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -67,6 +71,15 @@ pub struct RawParam {
 pub enum RawEnum {
     Words(Vec<String>),
     Derived(RawDerivedEnum),
+    BySeat(RawSeatEnum),
+}
+
+/// `{ by_seat = ["x", "o"] }`: a word per seat, P1's first; a slot of it
+/// holds the deciding seat, written as its word (`x3`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSeatEnum {
+    pub by_seat: Vec<String>,
 }
 
 /// `{ words = ["-"], decks = ["red", "blue"] }`: the words, then every card
@@ -122,6 +135,9 @@ pub struct RawEnd {
     pub last_standing: Option<bool>,
     /// A parameter name: the number of the turn whose end is a draw.
     pub max_turns: Option<Spanned<String>>,
+    /// The most decisions any game takes (OpenSpiel's `max_game_length`);
+    /// a longer game is an error of the rules.
+    pub max_decisions: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -145,10 +161,23 @@ pub struct RawOutput {
     /// `rulesmith simulate` counts, e.g. what the winner won with.
     pub labels: Option<Spanned<String>>,
     pub render: Option<Spanned<String>>,
+    /// Where a seat's observation tensor lies in its summary, and its shape.
+    pub observation_tensor: Option<Spanned<RawTensor>>,
+    /// The same for its information-state tensor (everything it has seen).
+    pub information_tensor: Option<Spanned<RawTensor>>,
     pub key_order: Option<Vec<String>>,
     /// Text that explains the board's signs, which `rulesmith play` prints
     /// at the start and on `help`.
     pub legend: Option<String>,
+}
+
+/// `{ key = "planes", shape = [3, 3, 3] }`: the numbers of the summary's
+/// field `key` (nested arrays flattened in order), as a tensor of `shape`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTensor {
+    pub key: String,
+    pub shape: Vec<i64>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
