@@ -62,6 +62,15 @@ fn space_war_on_the_hex_board_and_with_the_memo_plays_identically_compiled() {
     plays_identically(&["compile", "tests/fuzz-variants/space-war-memo", "--verify", "8"]);
 }
 
+/// Scores (`set_score`, `[scores]`) and secret dice (`roll_secret`) in the
+/// OpenSpiel ports: the compiled rules keep the same scores and secrets.
+#[test]
+fn the_openspiel_ports_with_scores_and_secret_dice_play_identically_compiled() {
+    for port in ["kuhn-poker", "leduc-poker", "liars-dice"] {
+        plays_identically(&["compile", &format!("tests/openspiel/{port}"), "--verify", "30"]);
+    }
+}
+
 /// Runs `rulesmith compile ... --verify`, which must succeed and find both
 /// engines identical.
 fn plays_identically(args: &[&str]) {

@@ -156,7 +156,7 @@ pub fn lint(v: &Variant) -> Vec<Diagnostic> {
             }
             let then = match (c.name.as_str(), c.args.len()) {
                 ("roll", 3) | ("draw_secret", 3) | ("draw", 3) => lit(2),
-                ("draw_secret", 4) => lit(3),
+                ("draw_secret", 4) | ("roll_secret", 4) => lit(3),
                 ("draw", 2) => lit(1),
                 _ => None,
             };
