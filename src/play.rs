@@ -165,7 +165,12 @@ impl Table {
                 self.tell_untold();
             }
             match self.state.to_move() {
-                ToMove::Terminal => return Ok(()),
+                ToMove::Terminal => {
+                    if let Some(text) = self.game.scores_text(&self.state) {
+                        self.record.note(text);
+                    }
+                    return Ok(());
+                }
                 ToMove::Chance => self.chance_step()?,
                 ToMove::Decision(seat) if !self.humans[seat] => self.bot_step(seat)?,
                 ToMove::Decision(seat) => {
@@ -233,17 +238,17 @@ impl Table {
             .sample_outcome(&self.state, &mut self.chance)
             .expect("chance has outcomes");
         let text = self.game.outcome_text(o);
-        let secret = match self.state.core.chance.as_ref().map(|p| &p.source) {
-            Some(ChanceSource::Deck {
-                visible_to: Some(s), ..
-            }) => Some(*s),
-            _ => None,
+        let source = self.state.core.chance.as_ref().map(|p| &p.source);
+        let secret = source.and_then(ChanceSource::seen_by);
+        let what = match source {
+            Some(ChanceSource::Dice { .. }) => ("roll", "die"),
+            _ => ("card", "card"),
         };
         match secret {
             Some(s) if !self.humans[s] || self.humans.iter().filter(|h| **h).count() > 1 => {
-                crate::outln!("  chance: a secret card for P{}", s + 1)
+                crate::outln!("  chance: a secret {} for P{}", what.0, s + 1)
             }
-            Some(s) => crate::outln!("  chance: your card (P{}) is {text}", s + 1),
+            Some(s) => crate::outln!("  chance: your {} (P{}) is {text}", what.1, s + 1),
             None => self.untold.push(text.clone()),
         }
         self.record.chance(text);
@@ -613,6 +618,9 @@ impl Table {
                 Status::Won(s) => crate::outln!("P{} wins after {} turns.", s + 1, self.state.core.turn),
                 Status::Draw => crate::outln!("Draw after {} turns.", self.state.core.turn),
                 Status::Ongoing => {}
+            }
+            if let Some(text) = self.game.scores_text(&self.state) {
+                crate::outln!("Final {text}.");
             }
         }
         if self.out_file.is_some() {

@@ -356,6 +356,31 @@ pub fn html(input: &ReportInput) -> String {
         "<h2>Win rate per bot and seat</h2><p>Each bot at each seat it played: the games it played there and the share it won, so that a seat's advantage and a bot's strength are not mixed up.</p>{}",
         rate_chart(&bot_seats, fair)
     );
+    if !s.scores.is_empty() {
+        body.push_str("<h2>Scores</h2><p>The variant's declared scores: mean per seat and per bot, with the 95% confidence interval of the mean.</p><table><tr><th></th><th>games</th><th>mean</th><th>95% CI</th><th>sd</th><th>range</th></tr>");
+        for x in s.scores.iter().chain(&s.bot_scores) {
+            let _ = write!(
+                body,
+                "<tr><td>{}</td><td>{}</td><td>{:+.2}</td><td>{:+.2} to {:+.2}</td><td>{:.2}</td><td>{} to {}</td></tr>",
+                esc(&x.who),
+                x.games,
+                x.mean,
+                x.low,
+                x.high,
+                x.stdev,
+                x.min,
+                x.max
+            );
+        }
+        body.push_str("</table>");
+        if let Some(m) = &s.margins {
+            let _ = write!(
+                body,
+                "<h3>Margin of victory</h3><p>The best score minus the second best, per game.</p>{}",
+                histogram(m, "points")
+            );
+        }
+    }
     let _ = write!(
         body,
         "<h2>Game length</h2><h3>Turns</h3>{}",

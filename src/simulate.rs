@@ -730,6 +730,7 @@ fn print_summary(s: &Summary) {
     for b in &s.bots {
         crate::outln!("{:<10} {:>6} {:>6}   {}", b.bot, b.wins.of, b.wins.count, rate(&b.wins));
     }
+    print_scores(s);
     crate::outln!("\ndraws          {} ({} games)", rate(&s.draws), s.draws.count);
     crate::outln!("decisiveness   {}", pct(s.decisiveness));
     if s.first_player.of == 0 {
@@ -792,6 +793,56 @@ fn print_summary(s: &Summary) {
     }
 }
 
+/// The variant's `[scores]`: mean score per seat and per bot with its 95%
+/// interval, and the margin of victory (nothing without scores).
+fn print_scores(s: &Summary) {
+    if s.scores.is_empty() {
+        return;
+    }
+    crate::outln!(
+        "\n{:<10} {:>6}   mean score [95% CI]          sd   range",
+        "score",
+        "games"
+    );
+    for x in s.scores.iter().chain(&s.bot_scores) {
+        crate::outln!(
+            "{:<10} {:>6}   {:>+8.2} [{:+.2}, {:+.2}]   {:>6.2}   {}..{}",
+            x.who,
+            x.games,
+            x.mean,
+            x.low,
+            x.high,
+            x.stdev,
+            x.min,
+            x.max
+        );
+    }
+    if let Some(m) = &s.margins {
+        crate::outln!(
+            "margin         mean {:.2}, median {:.0}, 10%-90% {:.0}-{:.0}, range {:.0}-{:.0} (best score minus second best)",
+            m.mean,
+            m.median,
+            m.p10,
+            m.p90,
+            m.min,
+            m.max
+        );
+        let most = m.histogram.iter().map(|h| h.2).max().unwrap_or(1).max(1);
+        for (low, high, n) in &m.histogram {
+            if *n == 0 {
+                continue;
+            }
+            let label = if high - low <= 1.0 {
+                format!("{low:.0}")
+            } else {
+                format!("{low:.0}-{:.0}", high - 1.0)
+            };
+            let bar = "#".repeat(((40 * n).div_ceil(most)) as usize);
+            crate::outln!("  {label:>9} {n:>7}  {bar}");
+        }
+    }
+}
+
 /// A figure compared game by game: what is scored in each game.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Score {
@@ -806,6 +857,8 @@ pub enum Score {
     Decisions,
     /// The counter at this index (the same name on both sides).
     Counter(usize),
+    /// This seat's final score (when both sides declare `[scores]`).
+    Points(usize),
 }
 
 /// One paired figure and its sums so far.
@@ -822,6 +875,9 @@ fn figures(players: usize, bots: &[String], a: &Variant, b: &Variant) -> Vec<Fig
     names.dedup();
     let mut scores: Vec<Score> = (0..players).map(Score::Seat).collect();
     scores.extend(names.into_iter().map(Score::Bot));
+    if a.scores.is_some() && b.scores.is_some() {
+        scores.extend((0..players).map(Score::Points));
+    }
     scores.extend([Score::Draw, Score::First, Score::Turns, Score::Decisions]);
     for (i, (name, _)) in a.stats.iter().enumerate() {
         if b.stats.get(i).is_some_and(|(n, _)| n == name) {
@@ -866,6 +922,7 @@ impl Score {
             Score::Turns => Some(r.turns as i64 * scale),
             Score::Decisions => Some(r.decisions as i64 * scale),
             Score::Counter(i) => Some(r.stats.get(*i).map_or(0, |(_, v)| *v) * scale),
+            Score::Points(s) => r.scores.get(*s).map(|v| v * scale),
         }
     }
 
@@ -879,6 +936,7 @@ impl Score {
             Score::Turns => "turns".into(),
             Score::Decisions => "decisions".into(),
             Score::Counter(i) => counters.get(*i).map_or("?".into(), |c| c.0.clone()),
+            Score::Points(s) => format!("score:P{}", s + 1),
         }
     }
 }
@@ -1243,6 +1301,12 @@ fn comparison_rows(sa: &Summary, sb: &Summary, figs: &[Figure]) -> Vec<Row> {
                     continue;
                 };
                 (format!("{} per game", c.name), c.per_game, d.per_game, false)
+            }
+            Score::Points(s) => {
+                let (Some(c), Some(d)) = (sa.scores.get(*s), sb.scores.get(*s)) else {
+                    continue;
+                };
+                (format!("{} score (mean)", c.who), c.mean, d.mean, false)
             }
         };
         rows.push(Row {

@@ -10,7 +10,7 @@
 use crate::common::{record_game, VariantArgs};
 use crate::Failure;
 use rulesmith_core::record::{self, Entry};
-use rulesmith_core::state::{ChanceSource, PendingChance};
+use rulesmith_core::state::PendingChance;
 use rulesmith_core::{Game, State, ToMove};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -87,19 +87,11 @@ fn frames(game: &Game, players: usize, text: &str, file: &Path) -> Result<Vec<Va
         let Some(line) = record::parse_line(i + 1, raw, file).map_err(|e| Failure::input(e.to_string()))? else {
             continue;
         };
-        // Who may see this entry: a card dealt in secret, or a secret
-        // decision, is seen by one seat.
+        // Who may see this entry: a card dealt or a die rolled in secret,
+        // or a secret decision, is seen by one seat.
         let secret_to = match (&line.entry, &state.core.chance) {
             (Entry::Decision { seat, .. }, None) if game.decision_is_secret(&state) => Some(*seat),
-            (
-                Entry::Chance(_),
-                Some(PendingChance {
-                    source: ChanceSource::Deck {
-                        visible_to: Some(s), ..
-                    },
-                    ..
-                }),
-            ) => Some(*s),
+            (Entry::Chance(_), Some(PendingChance { source, .. })) => source.seen_by(),
             _ => None,
         };
         let told = told_while(game, || {
@@ -343,7 +335,7 @@ const BODY: &str = r##"<h1 id="title">Rulesmith replay</h1>
       text("action-note", "a secret decision of " + f.seat + " (record line " + f.line + ")");
     } else if (hidden) {
       text("action", "chance ?");
-      text("action-note", "a card dealt in secret to P" + (f.secret_to + 1) + " (record line " + f.line + ")");
+      text("action-note", "a secret chance outcome (a card dealt or a die rolled) for P" + (f.secret_to + 1) + " (record line " + f.line + ")");
     } else {
       text("action", f.action);
       text("action-note", "record line " + f.line + (f.seat ? ", " + f.seat + "'s decision" : ", a chance outcome"));

@@ -81,6 +81,11 @@ fn the_variant_schema_names_exactly_the_keys_the_loader_accepts() {
             item("invariants"),
             "[invariants.x]\ncheck = \"f\"\nzzz_probe = 1\n",
         ),
+        (
+            "[scores]",
+            p["scores"].clone(),
+            "[scores]\nmin = 0\nmax = 1\nzzz_probe = 1\n",
+        ),
     ];
     for (name, node, probe) in cases {
         assert_eq!(
@@ -178,8 +183,11 @@ fn every_shipped_variant_and_deck_satisfies_its_schema() {
     let mut found = Vec::new();
     files(&root().join("variants"), &|n| n == "variant.toml", &mut found);
     assert!(found.len() >= 6);
-    // The OpenSpiel ports use ranges, seats' words and tensors.
+    // The OpenSpiel ports declare scores, roll dice in secret, and use ranges, seats'
+    // words and tensors.
+    let ports = found.len();
     files(&root().join("tests/openspiel"), &|n| n == "variant.toml", &mut found);
+    assert!(found.len() > ports, "no variant under tests/openspiel");
     for f in &found {
         let mut errors = Vec::new();
         check(&toml_as_json(f), &schema("variant.schema.json"), "", &mut errors);

@@ -211,12 +211,63 @@ impl PyGame {
         serde_json::Value::Object(m).to_string()
     }
 
-    /// Whether a seat may not see everything: the variant deals cards or
-    /// has secret steps (OpenSpiel's imperfect information).
+    /// Whether a seat may not see everything: the variant deals cards, has
+    /// secret steps, or its scripts roll dice in secret (OpenSpiel's
+    /// imperfect information).
     fn hides_information(&self) -> bool {
         let v = self.shared.game.variant();
-        !v.decks.is_empty() || v.steps.iter().any(|s| s.secret)
+        !v.decks.is_empty() || v.steps.iter().any(|s| s.secret) || rolls_in_secret(v)
     }
+
+    /// The lowest and highest result a seat can get: the declared
+    /// `[scores]` range, else -1 and 1 (OpenSpiel's `min_utility` and
+    /// `max_utility`).
+    fn min_utility(&self) -> f64 {
+        self.shared
+            .game
+            .variant()
+            .scores
+            .as_ref()
+            .map_or(-1.0, |s| s.min as f64)
+    }
+
+    fn max_utility(&self) -> f64 {
+        self.shared.game.variant().scores.as_ref().map_or(1.0, |s| s.max as f64)
+    }
+
+    /// How every game's results add up, as OpenSpiel's utility kinds name
+    /// it: "zero_sum", "constant_sum" or "general_sum". Without `[scores]`
+    /// (1 to the winner, -1 to each other seat): zero-sum with two seats,
+    /// general-sum with more (a draw gives 0 to all).
+    fn utility(&self) -> &'static str {
+        use rulesmith_core::variant::ScoreSum;
+        match self.shared.game.variant().scores.as_ref().map(|s| s.sum) {
+            Some(ScoreSum::Zero) => "zero_sum",
+            Some(ScoreSum::Constant(_)) => "constant_sum",
+            Some(ScoreSum::General) => "general_sum",
+            None if self.shared.players == 2 => "zero_sum",
+            None => "general_sum",
+        }
+    }
+
+    /// What the seats' results add up to in every game (zero- and
+    /// constant-sum games), else None.
+    fn utility_sum(&self) -> Option<f64> {
+        use rulesmith_core::variant::ScoreSum;
+        match self.shared.game.variant().scores.as_ref().map(|s| s.sum) {
+            Some(ScoreSum::Zero) => Some(0.0),
+            Some(ScoreSum::Constant(t)) => Some(t as f64),
+            Some(ScoreSum::General) => None,
+            None if self.shared.players == 2 => Some(0.0),
+            None => None,
+        }
+    }
+}
+
+/// Whether a rule or card script of `v` calls `roll_secret`: read from
+/// the scripts' text, as a variant declares no secret dice elsewhere.
+fn rolls_in_secret(v: &Variant) -> bool {
+    v.files.iter().any(|f| f.text.contains("roll_secret"))
 }
 
 /// One game in progress.
@@ -260,9 +311,7 @@ impl PyState {
             return Ok(self.g().outcome_text(o));
         }
         // A seat's word is the deciding seat's: `player` here.
-        let seat = Seat::try_from(player)
-            .ok()
-            .filter(|s| *s < self.shared.players);
+        let seat = Seat::try_from(player).ok().filter(|s| *s < self.shared.players);
         let a = self
             .shared
             .enc
@@ -411,10 +460,17 @@ impl PyState {
         enc.action(&a, seat, || text.to_string()).map_err(error)
     }
 
-    /// 1 for the winner, -1 for the others; 0 for all in a draw or an
-    /// unfinished game.
+    /// At the end: each seat's score when the variant declares
+    /// `[scores]`, else 1 for the winner and -1 for the others (0 for all
+    /// in a draw); 0 for all before the end.
     fn returns(&self) -> Vec<f64> {
         self.g().returns(&self.state)
+    }
+
+    /// `returns()[player]`, as OpenSpiel's `player_return`.
+    fn player_return(&self, player: i64) -> PyResult<f64> {
+        let seat = self.seat(player)?;
+        Ok(self.g().returns(&self.state)[seat])
     }
 
     /// What `player` sees now: the variant's picture of the state for that
@@ -457,6 +513,10 @@ impl PyState {
             core.secrets
                 .iter()
                 .any(|s| s.at as usize == at && s.seen_by != seat && !s.revealed)
+                || core
+                    .secret_rolls
+                    .iter()
+                    .any(|r| r.at as usize == at && r.seen_by != seat && !r.revealed)
                 || core
                     .secret_decisions
                     .iter()

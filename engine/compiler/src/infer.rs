@@ -31,6 +31,7 @@ pub const NATIVES: &[&str] = &[
     "actor",
     "add",
     "add_all",
+    "add_score",
     "at_least",
     "board_cell",
     "board_coords",
@@ -76,8 +77,11 @@ pub const NATIVES: &[&str] = &[
     "reveal_decision",
     "reveal_secrets",
     "roll",
+    "roll_secret",
     "round_left",
+    "score",
     "seats",
+    "set_score",
     "set_actor",
     "show_moves",
     "shuffle_into",
@@ -868,6 +872,23 @@ impl Infer<'_> {
                 want(self, 2, str_);
                 self.continuation(f, &args[2], Scalar::Int)?;
                 unit
+            }
+            "roll_secret" if arity(4) => {
+                want(self, 0, int);
+                want(self, 1, int);
+                want(self, 2, int);
+                want(self, 3, str_);
+                self.continuation(f, &args[3], Scalar::Int)?;
+                unit
+            }
+            "set_score" | "add_score" if arity(2) => {
+                want(self, 0, int);
+                want(self, 1, int);
+                unit
+            }
+            "score" if arity(1) => {
+                want(self, 0, int);
+                int
             }
             "draw_secret" if arity(3) => {
                 want(self, 0, str_);

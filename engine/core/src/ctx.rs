@@ -187,6 +187,54 @@ impl Ctx {
         self.core.status.0 = Status::Draw;
     }
 
+    // ----- scores ------------------------------------------------------------
+
+    /// `set_score(seat, value)`: the seat's score, within the declared
+    /// `[scores]` range.
+    pub fn set_score(&mut self, seat: i64, value: i64, variant: &Variant) -> Result<(), String> {
+        let s = self.scored_seat("set_score", seat, variant)?;
+        self.put_score("set_score", s, value, variant)
+    }
+
+    /// `add_score(seat, delta)`: adds to the seat's score (the result
+    /// within the declared range).
+    pub fn add_score(&mut self, seat: i64, delta: i64, variant: &Variant) -> Result<(), String> {
+        let s = self.scored_seat("add_score", seat, variant)?;
+        let value = self.core.scores[s]
+            .checked_add(delta)
+            .ok_or_else(|| format!("add_score(P{}, {delta}): the score overflows", s + 1))?;
+        self.put_score("add_score", s, value, variant)
+    }
+
+    /// `score(seat)`: the seat's score so far (0 until set).
+    pub fn score(&self, seat: i64, variant: &Variant) -> Result<i64, String> {
+        let s = self.scored_seat("score", seat, variant)?;
+        Ok(self.core.scores[s])
+    }
+
+    fn scored_seat(&self, native: &str, seat: i64, variant: &Variant) -> Result<Seat, String> {
+        if variant.scores.is_none() {
+            return Err(format!(
+                "{native}(): this variant declares no scores (add a [scores] table with min and max to its variant.toml)"
+            ));
+        }
+        self.seat(seat)
+    }
+
+    fn put_score(&mut self, native: &str, seat: Seat, value: i64, variant: &Variant) -> Result<(), String> {
+        let range = variant.scores.as_ref().expect("checked by scored_seat");
+        if value < range.min || value > range.max {
+            return Err(format!(
+                "{native}: P{}'s score would be {value}, outside the declared [scores] range {}..={}",
+                seat + 1,
+                range.min,
+                range.max
+            ));
+        }
+        self.core.scores[seat] = value;
+        Ok(())
+    }
+
     /// Adds `delta` to statistic counter `index`.
     #[inline]
     pub fn stat(&mut self, index: usize, delta: i64) {
@@ -353,13 +401,34 @@ impl Ctx {
 
     /// Asks for `count` dice of `sides` faces; `then` receives them.
     pub fn roll(&mut self, count: i64, sides: i64, then: impl Into<Cow<'static, str>>) -> Result<(), String> {
+        self.roll_seen(count, sides, None, then)
+    }
+
+    /// Asks for `count` dice of `sides` faces, seen only by `visible_to`
+    /// when given (a secret roll, behind a screen), by everyone otherwise.
+    pub fn roll_seen(
+        &mut self,
+        count: i64,
+        sides: i64,
+        visible_to: Option<i64>,
+        then: impl Into<Cow<'static, str>>,
+    ) -> Result<(), String> {
+        let native = if visible_to.is_some() { "roll_secret" } else { "roll" };
+        let seat_arg = visible_to.map_or(String::new(), |s| format!("{s}, "));
         if !(1..=1000).contains(&count) || !(1..=1_000_000).contains(&sides) {
             return Err(format!(
-                "roll({count}, {sides}, ..): need 1..=1000 dice of 1..=1000000 faces"
+                "{native}({seat_arg}{count}, {sides}, ..): need 1..=1000 dice of 1..=1000000 faces"
             ));
         }
+        let visible_to = match visible_to {
+            Some(seat) => Some(self.seat(seat)?),
+            None => None,
+        };
         self.request(PendingChance {
-            source: ChanceSource::Dice { sides: sides as u32 },
+            source: ChanceSource::Dice {
+                sides: sides as u32,
+                visible_to,
+            },
             needed: count as u32,
             got: smallvec::SmallVec::new(),
             then: then.into(),
@@ -467,6 +536,11 @@ impl Ctx {
         for s in self.core.secrets.iter_mut() {
             if only.is_none_or(|o| o == s.seen_by) {
                 s.revealed = true;
+            }
+        }
+        for r in self.core.secret_rolls.iter_mut() {
+            if only.is_none_or(|o| o == r.seen_by) {
+                r.revealed = true;
             }
         }
         for d in self.core.secret_decisions.iter_mut() {

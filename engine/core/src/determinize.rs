@@ -60,6 +60,8 @@ enum Seen {
     HiddenCard,
     /// A secret decision of another seat, not revealed.
     HiddenDecision,
+    /// A die rolled in secret for another seat, not revealed.
+    HiddenRoll,
 }
 
 /// The hidden groups of a history: group `k` is steps `at[k]..=end[k]`.
@@ -226,6 +228,10 @@ impl Game {
                 },
                 (Seen::HiddenDecision, _) => match self.pick_decision(&mut s, buf, rng) {
                     Some(a) => self.apply_trusted(&mut s, a).is_ok(),
+                    None => false,
+                },
+                (Seen::HiddenRoll, _) => match pick_face(&s, rng) {
+                    Some(o) => self.apply_outcome(&mut s, o).is_ok(),
                     None => false,
                 },
                 (Seen::Known, Step::Decision(a)) => {
@@ -828,6 +834,10 @@ impl Game {
                     Some((ChanceSource::Deck { deck, .. }, _, _)) => self.variant.decks[*deck].cards.len() as u64,
                     _ => 0,
                 },
+                Seen::HiddenRoll => match &walk.shapes[i].1 {
+                    Some((ChanceSource::Dice { sides, .. }, _, _)) => *sides as u64,
+                    _ => 0,
+                },
             };
             n = n.saturating_mul(choices);
         }
@@ -905,6 +915,21 @@ impl Game {
                         card,
                     })
                 }
+                (Seen::HiddenRoll, Draw::Systematic(_)) => match s.core.chance.as_ref().map(|p| &p.source) {
+                    Some(ChanceSource::Dice { sides, .. }) => {
+                        Step::Chance(Outcome::Face(digit(*sides as usize) as u32 + 1))
+                    }
+                    _ => return Err(i),
+                },
+                (Seen::HiddenRoll, _) => match (kept, s.core.chance.as_ref().map(|p| &p.source)) {
+                    (Some(Step::Chance(Outcome::Face(f))), Some(ChanceSource::Dice { sides, .. })) if f <= *sides => {
+                        Step::Chance(Outcome::Face(f))
+                    }
+                    _ => match pick_face(s, rng) {
+                        Some(o) => Step::Chance(o),
+                        None => return Err(i),
+                    },
+                },
                 (Seen::HiddenCard, _) => match kept {
                     Some(Step::Chance(Outcome::Card { deck, card }))
                         if self.in_pool_of(s, deck as usize, i, walk.open, card) =>
@@ -935,9 +960,10 @@ impl Game {
         match (&shape.0, &shape.1) {
             (ToMove::Decision(seat), _) => format!("a decision of P{}", seat + 1),
             (ToMove::Terminal, _) => "the game over".to_string(),
-            (ToMove::Chance, Some((ChanceSource::Dice { sides }, needed, got))) => {
-                format!("a roll of {needed} d{sides} ({got} rolled)")
-            }
+            (ToMove::Chance, Some((ChanceSource::Dice { sides, visible_to }, needed, got))) => format!(
+                "a roll of {needed} d{sides}{} ({got} rolled)",
+                visible_to.map_or(String::new(), |v| format!(" seen by P{}", v + 1))
+            ),
             (ToMove::Chance, Some((ChanceSource::Deck { deck, visible_to }, needed, got))) => format!(
                 "a draw of {needed} from '{}'{} ({got} drawn)",
                 self.variant.decks[*deck].name,
@@ -1089,7 +1115,25 @@ fn hidden_steps(state: &State, viewer: Option<Seat>, n: usize) -> Vec<Seen> {
             *s = Seen::HiddenDecision;
         }
     }
+    for r in state
+        .core
+        .secret_rolls
+        .iter()
+        .filter(|r| !r.revealed && Some(r.seen_by) != viewer)
+    {
+        if let Some(s) = seen.get_mut(r.at as usize) {
+            *s = Seen::HiddenRoll;
+        }
+    }
     seen
+}
+
+/// A die rolled in secret, rolled afresh: a fair face of the pending roll.
+fn pick_face<R: rand::Rng + ?Sized>(s: &State, rng: &mut R) -> Option<Outcome> {
+    match s.core.chance.as_ref().map(|p| &p.source) {
+        Some(ChanceSource::Dice { sides, .. }) => Some(Outcome::Face(rng::below(rng, *sides) + 1)),
+        _ => None,
+    }
 }
 
 /// What the exchanges of [`Game::exchange`] came to.

@@ -14,9 +14,9 @@ use crate::notation::normalized;
 use crate::rng;
 use crate::rules::{Data, Entry, FunctionProfile, Reply, Rules};
 use crate::state::{
-    Action, ChanceSource, Core, History, Outcome, Seat, SecretDraw, State, Status, StatusCell, Step, ToMove,
+    Action, ChanceSource, Core, History, Outcome, Seat, SecretDraw, SecretRoll, State, Status, StatusCell, Step, ToMove,
 };
-use crate::variant::{Actor, FnRef, Variant};
+use crate::variant::{Actor, FnRef, ScoreSum, Variant};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashSet};
 use std::hash::BuildHasherDefault;
@@ -376,6 +376,12 @@ impl Game {
             secrets: Vec::new(),
             secret_decisions: Vec::new(),
             round: 0,
+            secret_rolls: Vec::new(),
+            scores: if self.variant.scores.is_some() {
+                vec![0; players]
+            } else {
+                Vec::new()
+            },
             memo: Default::default(),
         };
         State {
@@ -556,7 +562,7 @@ impl Game {
             return Vec::new();
         };
         match p.source {
-            ChanceSource::Dice { sides } => (1..=sides).map(|f| (Outcome::Face(f), 1.0 / sides as f64)).collect(),
+            ChanceSource::Dice { sides, .. } => (1..=sides).map(|f| (Outcome::Face(f), 1.0 / sides as f64)).collect(),
             ChanceSource::Deck { deck, .. } => {
                 // Each card once, weighted by its copies left, in card order.
                 let left = &state.core.decks[deck];
@@ -584,7 +590,7 @@ impl Game {
     pub fn sample_outcome<R: rand::Rng + ?Sized>(&self, state: &State, rng: &mut R) -> Option<Outcome> {
         let p = state.core.chance.as_ref()?;
         Some(match p.source {
-            ChanceSource::Dice { sides } => Outcome::Face(rng::below(rng, sides) + 1),
+            ChanceSource::Dice { sides, .. } => Outcome::Face(rng::below(rng, sides) + 1),
             ChanceSource::Deck { deck, .. } => {
                 let left = &state.core.decks[deck];
                 Outcome::Card {
@@ -638,21 +644,32 @@ impl Game {
         s.history.push(Step::Chance(outcome));
         let p = s.core.chance.as_mut().expect("checked by the caller");
         p.got.push(outcome);
-        if let (
-            Outcome::Card { deck, card },
-            ChanceSource::Deck {
-                visible_to: Some(seen_by),
-                ..
-            },
-        ) = (outcome, &p.source)
-        {
-            s.core.secrets.push(SecretDraw {
+        match (outcome, &p.source) {
+            (
+                Outcome::Card { deck, card },
+                ChanceSource::Deck {
+                    visible_to: Some(seen_by),
+                    ..
+                },
+            ) => s.core.secrets.push(SecretDraw {
                 deck,
                 card,
                 seen_by: *seen_by,
                 revealed: false,
                 at: (s.history.len() - 1) as u32,
-            });
+            }),
+            (
+                Outcome::Face(_),
+                ChanceSource::Dice {
+                    visible_to: Some(seen_by),
+                    ..
+                },
+            ) => s.core.secret_rolls.push(SecretRoll {
+                seen_by: *seen_by,
+                at: (s.history.len() - 1) as u32,
+                revealed: false,
+            }),
+            _ => {}
         }
         if let Outcome::Card { deck, card } = outcome {
             let left = &mut s.core.decks[deck as usize];
@@ -662,9 +679,89 @@ impl Game {
         }
     }
 
-    /// Payoffs, 1 for the winner and -1 for the others; 0 for all otherwise.
+    /// Payoffs at the end of the game: the seats' scores when the variant
+    /// declares `[scores]`, else 1 for the winner and -1 for the others (0
+    /// for all in a draw); 0 for all before the end.
     pub fn returns(&self, state: &State) -> Vec<f64> {
         state.returns()
+    }
+
+    /// [`Game::returns`] scaled to -1..=1 by the declared `[scores]` range
+    /// (the lowest score -1, the highest 1), written into `out`: what the
+    /// bots back up, so that every variant's results weigh alike against
+    /// its `evaluate`. Win / lose / draw results are already in that range.
+    pub fn unit_returns_into(&self, state: &State, out: &mut Vec<f64>) {
+        out.clear();
+        match &self.variant.scores {
+            Some(range) if state.is_terminal() && !state.core.scores.is_empty() => {
+                let width = (range.max - range.min) as f64;
+                out.extend(
+                    state
+                        .core
+                        .scores
+                        .iter()
+                        .map(|&v| 2.0 * (v - range.min) as f64 / width - 1.0),
+                );
+            }
+            _ => out.extend(state.returns()),
+        }
+    }
+
+    /// The final scores in words (`scores: P1 2, P2 -2`), for the closing
+    /// comment of a record; none before the end or without `[scores]`.
+    pub fn scores_text(&self, state: &State) -> Option<String> {
+        if !state.is_terminal() || state.core.scores.is_empty() {
+            return None;
+        }
+        let each: Vec<String> = state
+            .core
+            .scores
+            .iter()
+            .enumerate()
+            .map(|(s, v)| format!("P{} {v}", s + 1))
+            .collect();
+        Some(format!("scores: {}", each.join(", ")))
+    }
+
+    /// [`Game::unit_returns_into`] as a new list.
+    pub fn unit_returns(&self, state: &State) -> Vec<f64> {
+        let mut out = Vec::with_capacity(state.core.seats);
+        self.unit_returns_into(state, &mut out);
+        out
+    }
+
+    /// At the end of a game, the declared sum of the scores holds (zero-
+    /// or constant-sum games); a broken one is the rules' error, at the
+    /// step that ended the game.
+    fn check_final_scores(&self, state: &State) -> Result<(), GameError> {
+        let Some(range) = &self.variant.scores else {
+            return Ok(());
+        };
+        let want = match range.sum {
+            ScoreSum::Zero => 0,
+            ScoreSum::Constant(total) => total,
+            ScoreSum::General => return Ok(()),
+        };
+        let sum: i64 = state.core.scores.iter().sum();
+        if sum == want {
+            return Ok(());
+        }
+        let each: Vec<String> = state
+            .core
+            .scores
+            .iter()
+            .enumerate()
+            .map(|(s, v)| format!("P{} {v}", s + 1))
+            .collect();
+        Err(GameError::Rules(format!(
+            "the game ended with scores {} summing to {sum}, but [scores] declares sum = \"{}\" ({want})",
+            each.join(", "),
+            if range.sum == ScoreSum::Zero {
+                "zero"
+            } else {
+                "constant"
+            }
+        )))
     }
 
     // ----- saving ----------------------------------------------------------
@@ -804,7 +901,7 @@ impl Game {
             expected,
         };
         match p.source {
-            ChanceSource::Dice { sides } => {
+            ChanceSource::Dice { sides, .. } => {
                 let ok = !text.starts_with('0') && text.bytes().all(|b| b.is_ascii_digit());
                 match text.parse::<u32>() {
                     Ok(f) if ok && (1..=sides).contains(&f) => Ok(Outcome::Face(f)),
@@ -841,7 +938,7 @@ impl Game {
             Some(p) => {
                 let left = p.needed as usize - p.got.len();
                 match p.source {
-                    ChanceSource::Dice { sides } => format!("{left} more die roll(s), 1..={sides}"),
+                    ChanceSource::Dice { sides, .. } => format!("{left} more die roll(s), 1..={sides}"),
                     ChanceSource::Deck { deck, .. } => {
                         format!("a card from deck '{}'", self.variant.decks[deck].name)
                     }
@@ -1081,7 +1178,7 @@ impl Game {
             });
         };
         let ok = match (p.source.clone(), outcome) {
-            (ChanceSource::Dice { sides }, Outcome::Face(f)) => (1..=sides).contains(&f),
+            (ChanceSource::Dice { sides, .. }, Outcome::Face(f)) => (1..=sides).contains(&f),
             (ChanceSource::Deck { deck, .. }, Outcome::Card { deck: d, card }) => {
                 deck == d as usize && state.core.decks[deck].contains(&card)
             }
@@ -1312,6 +1409,7 @@ impl Game {
                 }
             }
             if state.is_terminal() {
+                self.check_final_scores(state).map_err(fault)?;
                 state.core.actor = None;
                 state.core.chance = None;
                 self.reset_ctx();

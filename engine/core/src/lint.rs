@@ -156,7 +156,7 @@ pub fn lint(v: &Variant) -> Vec<Diagnostic> {
             }
             let then = match (c.name.as_str(), c.args.len()) {
                 ("roll", 3) | ("draw_secret", 3) | ("draw", 3) => lit(2),
-                ("draw_secret", 4) => lit(3),
+                ("draw_secret", 4) | ("roll_secret", 4) => lit(3),
                 ("draw", 2) => lit(1),
                 _ => None,
             };
@@ -200,10 +200,17 @@ pub fn dice(v: &Variant) -> Dice {
             return Dice::Unknown;
         };
         let mut faces = |x: &FnCallExpr| {
-            if x.name.as_str() != "roll" || out == Dice::Unknown {
+            // The sides: `roll(count, sides, then)`,
+            // `roll_secret(seat, count, sides, then)`.
+            let at = match x.name.as_str() {
+                "roll" => 1,
+                "roll_secret" => 2,
+                _ => return,
+            };
+            if out == Dice::Unknown {
                 return;
             }
-            let sides = match x.args.get(1) {
+            let sides = match x.args.get(at) {
                 Some(Expr::IntegerConstant(n, _)) => u32::try_from(*n).ok(),
                 Some(Expr::FnCall(p, _)) if p.name.as_str() == "param" => match p.args.first() {
                     Some(Expr::StringConstant(s, _)) => v.int_param(s).and_then(|n| u32::try_from(n).ok()),

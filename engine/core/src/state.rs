@@ -53,11 +53,26 @@ pub enum Outcome {
 /// Where the outcomes of a pending chance event come from.
 #[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
 pub enum ChanceSource {
-    /// Fair dice with faces `1..=sides`.
-    Dice { sides: u32 },
+    /// Fair dice with faces `1..=sides`; only `visible_to` (if any)
+    /// learns the faces (a secret roll, behind a screen).
+    Dice {
+        sides: u32,
+        #[serde(default)]
+        visible_to: Option<Seat>,
+    },
     /// Cards drawn without replacement from deck `deck`; only `visible_to`
     /// (if any) learns which card it was.
     Deck { deck: usize, visible_to: Option<Seat> },
+}
+
+impl ChanceSource {
+    /// The one seat that sees this event's outcomes (a secret draw or
+    /// roll); none when everyone does.
+    pub fn seen_by(&self) -> Option<Seat> {
+        match self {
+            ChanceSource::Dice { visible_to, .. } | ChanceSource::Deck { visible_to, .. } => *visible_to,
+        }
+    }
 }
 
 /// A chance event the rules asked for and that is not complete yet.
@@ -116,6 +131,14 @@ pub struct Core {
     /// `actor = "every"` step, one bit per seat (at most 64 seats).
     #[serde(default)]
     pub round: u64,
+    /// Every die rolled in secret (`roll_secret`), in order: only its seat
+    /// saw the face, until the rules reveal it.
+    #[serde(default)]
+    pub secret_rolls: Vec<SecretRoll>,
+    /// Each seat's score when the variant declares `[scores]` (empty
+    /// otherwise): what `returns` gives at the end of the game.
+    #[serde(default)]
+    pub scores: Vec<i64>,
     /// Legal actions the rules listed earlier this turn and asked to keep
     /// (`remember`), for reuse by a later listing (`recall`). Derived
     /// data, not part of the game: equal states may hold different memos,
@@ -150,6 +173,8 @@ impl Clone for Core {
             secrets,
             secret_decisions,
             round,
+            secret_rolls,
+            scores,
             memo,
         } = source;
         self.seats = *seats;
@@ -165,6 +190,8 @@ impl Clone for Core {
         self.secrets.clone_from(secrets);
         self.secret_decisions.clone_from(secret_decisions);
         self.round = *round;
+        self.secret_rolls.clone_from(secret_rolls);
+        self.scores.clone_from(scores);
         self.memo.clone_from(memo);
     }
 }
@@ -233,6 +260,16 @@ pub struct SecretDraw {
     /// Where in the history the card was dealt (the index of its chance step).
     #[serde(default)]
     pub at: u32,
+}
+
+/// A die rolled so that only one seat saw it (`roll_secret`): its face is
+/// the history's step `at`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct SecretRoll {
+    pub seen_by: Seat,
+    pub at: u32,
+    /// Set when the rules reveal it to everyone (`reveal_secrets`).
+    pub revealed: bool,
 }
 
 /// A decision only its seat knows until the rules reveal it (a step
@@ -401,6 +438,10 @@ impl Core {
     pub fn hides_from(&self, viewer: Option<Seat>) -> bool {
         self.secrets.iter().any(|s| !s.revealed && Some(s.seen_by) != viewer)
             || self
+                .secret_rolls
+                .iter()
+                .any(|r| !r.revealed && Some(r.seen_by) != viewer)
+            || self
                 .secret_decisions
                 .iter()
                 .any(|d| !d.revealed && Some(d.seat) != viewer)
@@ -484,9 +525,16 @@ impl State {
         self.core.status()
     }
 
-    /// Final payoff per seat: 1 to the winner, -1 to the others, 0 for a draw
-    /// or an unfinished game.
+    /// Final payoff per seat: the seats' scores when the variant declares
+    /// `[scores]`, else 1 to the winner and -1 to the others, 0 for a draw;
+    /// 0 for everyone in an unfinished game.
     pub fn returns(&self) -> Vec<f64> {
+        if !self.core.scores.is_empty() {
+            return match self.core.status() {
+                Status::Ongoing => vec![0.0; self.core.seats],
+                _ => self.core.scores.iter().map(|&s| s as f64).collect(),
+            };
+        }
         match self.core.status() {
             Status::Won(w) => (0..self.core.seats).map(|s| if s == w { 1.0 } else { -1.0 }).collect(),
             _ => vec![0.0; self.core.seats],

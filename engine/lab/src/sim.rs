@@ -36,6 +36,9 @@ pub struct GameResult {
     /// The cards dealt secretly to a seat during the game (a hidden role,
     /// say), as card ids: what "the games a card appeared in" counts.
     pub cards: Vec<String>,
+    /// Each seat's final score, when the variant declares `[scores]`
+    /// (empty otherwise).
+    pub scores: Vec<i64>,
     #[serde(skip)]
     pub record: Option<Record>,
 }
@@ -190,6 +193,9 @@ fn play_into(
         Status::Won(w) => Some(w),
         _ => None,
     };
+    if let (Some(r), Some(text)) = (record.as_mut(), game.scores_text(state)) {
+        r.note(text);
+    }
     let stats = game
         .variant()
         .stats
@@ -218,6 +224,7 @@ fn play_into(
         stats,
         labels: game.labels(state)?,
         cards,
+        scores: state.core.scores.clone(),
         record: None,
     })
 }
@@ -357,6 +364,57 @@ pub struct BotStats {
     pub wins: Rate,
 }
 
+/// A mean score (of a seat, or of a bot over its seats) with its 95%
+/// confidence interval (normal approximation: the mean's standard error
+/// times 1.96), and the spread of the scores.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ScoreStats {
+    /// `P1`, or a bot's name.
+    pub who: String,
+    pub games: u64,
+    pub mean: f64,
+    pub low: f64,
+    pub high: f64,
+    pub stdev: f64,
+    pub min: i64,
+    pub max: i64,
+}
+
+impl ScoreStats {
+    /// The figures of scores given as score -> how many times: exact
+    /// whatever the split of the games (the counts add up).
+    pub fn of_counts(who: &str, counts: &BTreeMap<i64, u64>) -> ScoreStats {
+        let games: u64 = counts.values().sum();
+        let n = games as f64;
+        let sum: i128 = counts.iter().map(|(&v, &c)| v as i128 * c as i128).sum();
+        let mean = if games > 0 { sum as f64 / n } else { 0.0 };
+        let var = if games > 1 {
+            counts
+                .iter()
+                .map(|(&v, &c)| c as f64 * (v as f64 - mean).powi(2))
+                .sum::<f64>()
+                / (n - 1.0)
+        } else {
+            0.0
+        };
+        let half = if games > 0 {
+            1.959_963_984_540_054 * (var / n).sqrt()
+        } else {
+            0.0
+        };
+        ScoreStats {
+            who: who.to_string(),
+            games,
+            mean,
+            low: mean - half,
+            high: mean + half,
+            stdev: var.sqrt(),
+            min: counts.first_key_value().map_or(0, |(v, _)| *v),
+            max: counts.last_key_value().map_or(0, |(v, _)| *v),
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct CounterStats {
     pub name: String,
@@ -395,6 +453,13 @@ pub struct Summary {
     /// For labels whose value names a card (the winner's card, say):
     /// per card, the games it was dealt in and how often the label named it.
     pub card_labels: Vec<CardLabel>,
+    /// With `[scores]`: each seat's mean score (empty without).
+    pub scores: Vec<ScoreStats>,
+    /// With `[scores]`: each bot's mean score over the seats it played.
+    pub bot_scores: Vec<ScoreStats>,
+    /// With `[scores]`: the margin of victory, the best score minus the
+    /// second best, per game (none without scores or with one seat).
+    pub margins: Option<Distribution>,
 }
 
 /// One card named by a label: `wins` counts the games whose label `label`
@@ -469,6 +534,16 @@ pub struct Tally {
     pub labels: BTreeMap<String, BTreeMap<String, u64>>,
     /// Games each secretly dealt card appeared in.
     pub dealt: BTreeMap<String, u64>,
+    /// With `[scores]`, per seat: games per final score (empty without).
+    #[serde(default)]
+    pub scores: Vec<BTreeMap<i64, u64>>,
+    /// With `[scores]`, per bot: seat-games per final score.
+    #[serde(default)]
+    pub bot_scores: BTreeMap<String, BTreeMap<i64, u64>>,
+    /// With `[scores]`: games per margin of victory (the best score minus
+    /// the second best).
+    #[serde(default)]
+    pub margins: BTreeMap<u64, u64>,
 }
 
 impl Tally {
@@ -537,6 +612,31 @@ impl Tally {
         for c in &r.cards {
             count(&mut self.dealt, c);
         }
+        self.add_scores(r);
+    }
+
+    /// Counts one game's scores (nothing when the variant has none).
+    fn add_scores(&mut self, r: &GameResult) {
+        if r.scores.is_empty() {
+            return;
+        }
+        if self.scores.len() < r.scores.len() {
+            self.scores.resize(r.scores.len(), BTreeMap::new());
+        }
+        for (s, &v) in r.scores.iter().enumerate() {
+            *self.scores[s].entry(v).or_default() += 1;
+            if let Some(b) = r.bots.get(s) {
+                if !self.bot_scores.contains_key(b) {
+                    self.bot_scores.insert(b.clone(), BTreeMap::new());
+                }
+                *self.bot_scores.get_mut(b).expect("inserted").entry(v).or_default() += 1;
+            }
+        }
+        if r.scores.len() > 1 {
+            let mut sorted = r.scores.clone();
+            sorted.sort_unstable_by(|a, b| b.cmp(a));
+            *self.margins.entry(sorted[0].abs_diff(sorted[1])).or_default() += 1;
+        }
     }
 
     /// Adds the games of `other` (played with the same players and counters).
@@ -581,6 +681,23 @@ impl Tally {
         }
         for (c, n) in &other.dealt {
             *self.dealt.entry(c.clone()).or_default() += n;
+        }
+        if self.scores.len() < other.scores.len() {
+            self.scores.resize(other.scores.len(), BTreeMap::new());
+        }
+        for (mine, theirs) in self.scores.iter_mut().zip(&other.scores) {
+            for (v, n) in theirs {
+                *mine.entry(*v).or_default() += n;
+            }
+        }
+        for (b, values) in &other.bot_scores {
+            let mine = self.bot_scores.entry(b.clone()).or_default();
+            for (v, n) in values {
+                *mine.entry(*v).or_default() += n;
+            }
+        }
+        for (m, n) in &other.margins {
+            *self.margins.entry(*m).or_default() += n;
         }
         Ok(())
     }
@@ -681,6 +798,14 @@ impl Summary {
             counters,
             card_labels: card_labels(&t.dealt, &t.labels),
             labels: t.labels.clone(),
+            scores: t
+                .scores
+                .iter()
+                .enumerate()
+                .map(|(s, c)| ScoreStats::of_counts(&format!("P{}", s + 1), c))
+                .collect(),
+            bot_scores: t.bot_scores.iter().map(|(b, c)| ScoreStats::of_counts(b, c)).collect(),
+            margins: (!t.margins.is_empty()).then(|| Distribution::of_counts(&t.margins)),
         }
     }
 }
@@ -893,6 +1018,7 @@ mod tests {
             stats: vec![("hits".into(), (i % 3) as i64)],
             labels: vec![("winner_card".into(), card.into())],
             cards: vec![card.into()],
+            scores: vec![],
             record: None,
         }
     }
@@ -926,6 +1052,57 @@ mod tests {
         assert_eq!(s.counters[0].total, (0..23).map(|i| i % 3).sum::<i64>());
         assert_eq!(s.card_labels.iter().map(|c| c.wins.of).sum::<u64>(), 23);
         assert!(Tally::new(3, 1).merge(&whole).is_err(), "other players");
+    }
+
+    #[test]
+    fn score_tallies_merge_exactly_and_give_means_intervals_and_margins() {
+        // Chips of a zero-sum game: P1 wins 2, loses 1, wins 1, ... by game.
+        let games: Vec<GameResult> = (0..40)
+            .map(|i| {
+                let p1 = [2, -1, 1, -2, 1][(i % 5) as usize];
+                let mut r = result(i, Some(if p1 > 0 { 0 } else { 1 }), 3, &["mcts", "random"], "x");
+                r.scores = vec![p1, -p1];
+                r
+            })
+            .collect();
+        let tally = |rs: &[GameResult]| {
+            let mut t = Tally::new(2, 1);
+            rs.iter().for_each(|r| t.add(r));
+            t
+        };
+        let whole = tally(&games);
+        let mut merged = Tally::new(2, 1);
+        for chunk in games.chunks(7) {
+            merged.merge(&tally(chunk)).unwrap();
+        }
+        assert_eq!(merged, whole);
+        let s = Summary::of_tally(&whole, &[("hits".into(), "".into())]);
+        // P1's mean is (2 - 1 + 1 - 2 + 1) / 5 = 0.2; P2's its negative.
+        assert!((s.scores[0].mean - 0.2).abs() < 1e-12, "{:?}", s.scores[0]);
+        assert!((s.scores[1].mean + 0.2).abs() < 1e-12);
+        assert!(s.scores[0].low < 0.2 && s.scores[0].high > 0.2);
+        assert_eq!((s.scores[0].min, s.scores[0].max), (-2, 2));
+        let mcts = s.bot_scores.iter().find(|b| b.who == "mcts").unwrap();
+        assert_eq!(mcts.games, 40);
+        assert!((mcts.mean - 0.2).abs() < 1e-12);
+        // Margins: |2 - -2| = 4 in 16 games, 2 in the other 24.
+        let m = s.margins.unwrap();
+        assert!((m.mean - (16.0 * 4.0 + 24.0 * 2.0) / 40.0).abs() < 1e-12, "{m:?}");
+        assert_eq!((m.min, m.max), (2.0, 4.0));
+        // Without scores, nothing about them.
+        let plain = Summary::of(
+            &games
+                .iter()
+                .cloned()
+                .map(|mut r| {
+                    r.scores.clear();
+                    r
+                })
+                .collect::<Vec<_>>(),
+            2,
+            &[],
+        );
+        assert!(plain.scores.is_empty() && plain.bot_scores.is_empty() && plain.margins.is_none());
     }
 
     #[test]

@@ -554,6 +554,19 @@ fn register_flow(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) {
         c.borrow_mut().stat(idx, delta);
         Ok(())
     });
+    // Scores ([scores]): set_score(seat, n), add_score(seat, n), score(seat).
+    let (c, i) = (ctx.clone(), info.clone());
+    engine.register_fn("set_score", move |seat: INT, value: INT| -> NativeResult<()> {
+        Ok(c.borrow_mut().set_score(seat, value, &i.variant)?)
+    });
+    let (c, i) = (ctx.clone(), info.clone());
+    engine.register_fn("add_score", move |seat: INT, delta: INT| -> NativeResult<()> {
+        Ok(c.borrow_mut().add_score(seat, delta, &i.variant)?)
+    });
+    let (c, i) = (ctx.clone(), info.clone());
+    engine.register_fn("score", move |seat: INT| -> NativeResult<INT> {
+        Ok(c.borrow().score(seat, &i.variant)?)
+    });
 }
 
 /// `add(name, values...)`: a legal action, from a step's legal function.
@@ -648,6 +661,17 @@ fn register_chance(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>)
         }
         Ok(c.borrow_mut().roll(count, sides, then.to_string())?)
     });
+    // roll_secret(seat, count, sides, then): dice only `seat` sees.
+    let (c, i) = (ctx.clone(), info.clone());
+    engine.register_fn(
+        "roll_secret",
+        move |seat: INT, count: INT, sides: INT, then: &str| -> NativeResult<()> {
+            if (1..=1000).contains(&count) && (1..=1_000_000).contains(&sides) {
+                i.check_continuation(then)?;
+            }
+            Ok(c.borrow_mut().roll_seen(count, sides, Some(seat), then.to_string())?)
+        },
+    );
     // draw(deck, [count,] then) and draw_secret(deck, seat, [count,] then):
     // one event of `count` cards (1 when not given).
     let draw = |secret: bool| {

@@ -628,6 +628,15 @@ impl Rt<'_> {
     pub fn stat(&mut self, index: usize, delta: i64) {
         self.cx.stat(index, delta)
     }
+    pub fn set_score(&mut self, seat: i64, value: i64) -> Result<(), String> {
+        self.cx.set_score(seat, value, self.variant)
+    }
+    pub fn add_score(&mut self, seat: i64, delta: i64) -> Result<(), String> {
+        self.cx.add_score(seat, delta, self.variant)
+    }
+    pub fn score(&self, seat: i64) -> Result<i64, String> {
+        self.cx.score(seat, self.variant)
+    }
     pub fn print(&mut self, text: &Str) {
         use std::io::Write as _;
         let _ = writeln!(std::io::stderr(), "{text}");
@@ -688,6 +697,10 @@ impl Rt<'_> {
     /// `then` is a literal in generated code: the pending event borrows it.
     pub fn roll(&mut self, count: i64, sides: i64, then: &'static str) -> Result<(), String> {
         self.cx.roll(count, sides, then)
+    }
+
+    pub fn roll_secret(&mut self, seat: i64, count: i64, sides: i64, then: &'static str) -> Result<(), String> {
+        self.cx.roll_seen(count, sides, Some(seat), then)
     }
 
     pub fn draw(&mut self, deck: usize, count: i64, visible_to: Option<i64>, then: &'static str) -> Result<(), String> {

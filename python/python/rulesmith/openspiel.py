@@ -80,6 +80,13 @@ class _State(pyspiel.State):
         return self.native.render()
 
 
+_UTILITY = {
+    "zero_sum": pyspiel.GameType.Utility.ZERO_SUM,
+    "constant_sum": pyspiel.GameType.Utility.CONSTANT_SUM,
+    "general_sum": pyspiel.GameType.Utility.GENERAL_SUM,
+}
+
+
 def _game_class(native_game, game_type, game_info):
     class _Game(pyspiel.Game):
         def __init__(self, params=None):
@@ -116,9 +123,9 @@ def register(variant, players=None, params=None, engine="interpreted", short_nam
         chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
         information=(pyspiel.GameType.Information.IMPERFECT_INFORMATION if hidden
                      else pyspiel.GameType.Information.PERFECT_INFORMATION),
-        # The winner gets 1 and every other seat -1; a draw gives 0 to all.
-        utility=(pyspiel.GameType.Utility.ZERO_SUM if n == 2
-                 else pyspiel.GameType.Utility.GENERAL_SUM),
+        # The variant's [scores] say how results add up; without them the
+        # winner gets 1 and every other seat -1 (a draw gives 0 to all).
+        utility=_UTILITY[native.utility()],
         reward_model=pyspiel.GameType.RewardModel.TERMINAL,
         max_num_players=n,
         min_num_players=n,
@@ -136,9 +143,9 @@ def register(variant, players=None, params=None, engine="interpreted", short_nam
         num_distinct_actions=native.num_distinct_actions(),
         max_chance_outcomes=native.max_chance_outcomes(),
         num_players=n,
-        min_utility=-1.0,
-        max_utility=1.0,
-        utility_sum=0.0 if n == 2 else None,
+        min_utility=native.min_utility(),
+        max_utility=native.max_utility(),
+        utility_sum=native.utility_sum(),
         max_game_length=native.max_game_length(),
     )
     pyspiel.register_game(game_type, _game_class(native, game_type, game_info))

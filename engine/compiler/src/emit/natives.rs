@@ -125,6 +125,22 @@ impl Emit<'_> {
                 let then = args[2].str_lit().unwrap_or_default();
                 format!("{{ {lets} rt.roll({}, {}, {then:?}){at} }}", n[0], n[1])
             }
+            "roll_secret" => {
+                let (lets, n) = self.args(&args[..3], &[Some(int), Some(int), Some(int)]);
+                let then = args[3].str_lit().unwrap_or_default();
+                format!(
+                    "{{ {lets} rt.roll_secret({}, {}, {}, {then:?}){at} }}",
+                    n[0], n[1], n[2]
+                )
+            }
+            "set_score" | "add_score" => {
+                let (lets, n) = self.args(args, &ints);
+                format!("{{ {lets} rt.{name}({}, {}){at} }}", n[0], n[1])
+            }
+            "score" => {
+                let (lets, n) = self.args(args, &ints);
+                format!("{{ {lets} rt.score({}){at} }}", n[0])
+            }
             "draw_secret" => {
                 // draw_secret(deck, seat, [count,] then)
                 let i = deck_or_fail!(&args[0]);

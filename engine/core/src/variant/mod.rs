@@ -263,6 +263,31 @@ pub struct Players {
     pub default: usize,
 }
 
+/// `[scores]`: each seat ends with a number (points, chips) within
+/// `min..=max`, and the scores of a game add up as `sum` says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Scores {
+    pub min: i64,
+    pub max: i64,
+    pub sum: ScoreSum,
+    pub doc: String,
+}
+
+/// How the seats' scores of one game add up (OpenSpiel's utility kinds).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScoreSum {
+    /// To 0: what one seat wins, the others lose (chips).
+    Zero,
+    /// To this total (points shared out).
+    Constant(i64),
+    /// To anything.
+    General,
+}
+
+/// The largest score magnitude `[scores]` may declare: sums of scores over
+/// millions of games stay exact in 64 bits.
+pub const MAX_SCORE: i64 = 1_000_000_000;
+
 /// A loaded, validated variant: everything a game needs, as plain data.
 #[derive(Clone, Debug)]
 pub struct Variant {
@@ -319,6 +344,8 @@ pub struct Variant {
     /// Counters the scripts may bump, with their descriptions.
     pub stats: Vec<(String, String)>,
     pub invariants: Vec<Invariant>,
+    /// `[scores]`: numeric results per seat; none: win / lose / draw.
+    pub scores: Option<Scores>,
     deck_sources: Vec<DeckSource>,
     /// Enumerations made of decks' card ids, rebuilt when a deck changes.
     derived_enums: Vec<DerivedEnum>,
@@ -572,6 +599,10 @@ const STRUCT_EXAMPLES: &[(&str, &str)] = &[
     (
         "RawField",
         "[decks.NAME.fields] hull = { type = \"int\", min = 1, max = 6 }",
+    ),
+    (
+        "RawScores",
+        "[scores] with min = -2, max = 2 (and optionally sum = \"zero\", total, doc)",
     ),
     (
         "RawInvariant",
@@ -864,6 +895,7 @@ impl Loader {
         let mut decks: IndexMap<String, MergedDeck> = IndexMap::new();
         let mut stats: IndexMap<String, String> = IndexMap::new();
         let mut invariants: IndexMap<String, Invariant> = IndexMap::new();
+        let mut scores: Option<(usize, raw::RawScores)> = None;
 
         for Parsed { file, raw } in chain {
             let base = self.files[file]
@@ -993,6 +1025,10 @@ impl Loader {
                     m.fields.insert(fk.get_ref().clone(), (file, fk, fv));
                 }
                 m.hooks.extend(d.hooks);
+            }
+            if let Some(sc) = raw.scores {
+                // Replaced as a whole: a range and its sum go together.
+                scores = Some((file, sc));
             }
             for (k, doc) in raw.stats {
                 stats.insert(k.into_inner(), doc);
@@ -1325,6 +1361,7 @@ impl Loader {
         });
         let observation_tensor = observation_tensor.and_then(|(file, t)| self.tensor(file, t));
         let information_tensor = information_tensor.and_then(|(file, t)| self.tensor(file, t));
+        let scores = scores.map(|(file, sc)| self.scores(file, sc));
         let max_turns = match max_turns {
             Some((file, m)) => {
                 if !matches!(params.get(m.get_ref()).map(|p| &p.value), Some(Value::Int(_))) {
@@ -1382,6 +1419,7 @@ impl Loader {
             decks: deck_list,
             stats: stats.into_iter().collect(),
             invariants: invariants.into_values().collect(),
+            scores,
             deck_sources,
             derived_enums,
         })
@@ -1417,6 +1455,66 @@ impl Loader {
                 );
                 None
             }
+        }
+    /// `[scores]` checked: a range (`min < max`, both within
+    /// [`MAX_SCORE`]), a sum the range allows, and `total` exactly for a
+    /// constant sum.
+    fn scores(&mut self, file: usize, sc: raw::RawScores) -> Scores {
+        let (min, max) = (*sc.min.get_ref(), *sc.max.get_ref());
+        for (v, at) in [(min, &sc.min), (max, &sc.max)] {
+            if v.abs() > MAX_SCORE {
+                let loc = self.loc(file, at);
+                self.error(
+                    &loc,
+                    format!("a score bound must lie within -{MAX_SCORE}..={MAX_SCORE}, not {v}"),
+                );
+            }
+        }
+        if min >= max {
+            let loc = self.loc(file, &sc.max);
+            self.error(&loc, format!("[scores] max ({max}) must be above min ({min})"));
+        }
+        let sum = match sc.sum.as_ref().map(|s| s.get_ref().as_str()) {
+            None | Some("general") => ScoreSum::General,
+            Some("zero") => {
+                if min > 0 || max < 0 {
+                    let loc = self.loc(file, sc.sum.as_ref().expect("given"));
+                    self.error(
+                        &loc,
+                        format!("sum = \"zero\" needs a range that holds 0, not {min}..={max}"),
+                    );
+                }
+                ScoreSum::Zero
+            }
+            Some("constant") => match &sc.total {
+                Some(t) => ScoreSum::Constant(*t.get_ref()),
+                None => {
+                    let loc = self.loc(file, sc.sum.as_ref().expect("given"));
+                    self.error(
+                        &loc,
+                        "sum = \"constant\" needs total = N: what every game's scores add up to",
+                    );
+                    ScoreSum::Constant(0)
+                }
+            },
+            Some(other) => {
+                let loc = self.loc(file, sc.sum.as_ref().expect("given"));
+                self.error(
+                    &loc,
+                    format!("unknown sum '{other}' (expected \"zero\", \"constant\" or \"general\")"),
+                );
+                ScoreSum::General
+            }
+        };
+        if let (Some(t), false) = (&sc.total, matches!(sum, ScoreSum::Constant(_))) {
+            let loc = self.loc(file, t);
+            self.error(&loc, "total is only for sum = \"constant\"");
+        }
+        Scores {
+            min,
+            max,
+            sum,
+            doc: sc.doc.unwrap_or_default(),
         }
     }
 

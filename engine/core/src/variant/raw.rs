@@ -30,6 +30,19 @@ pub struct RawFile {
     pub stats: IndexMap<Spanned<String>, String>,
     #[serde(default)]
     pub invariants: IndexMap<Spanned<String>, RawInvariant>,
+    pub scores: Option<RawScores>,
+}
+
+/// `[scores]`: each seat's numeric result (points, chips) and its range.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawScores {
+    pub min: Spanned<i64>,
+    pub max: Spanned<i64>,
+    /// `"zero"`, `"constant"` (with `total`) or `"general"` (the default).
+    pub sum: Option<Spanned<String>>,
+    pub total: Option<Spanned<i64>>,
+    pub doc: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -38,7 +38,9 @@ impl GreedyBot {
                 return Ok(f64::NEG_INFINITY);
             }
             total += if s.is_terminal() {
-                s.returns()[me] * 1000.0
+                // A finished game outweighs any evaluation: its result
+                // (scores scaled to -1..=1 by their declared range) times 1000.
+                game.unit_returns(&s)[me] * 1000.0
             } else {
                 game.evaluate(&s, me)?
             };

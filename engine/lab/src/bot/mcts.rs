@@ -24,7 +24,10 @@
 //!    Counting moves rather than decisions lets a rollout finish a move
 //!    however many decisions it takes.
 //! 4. **Backup.** Every edge of the path adds the rewards (one per seat;
-//!    a finished game's true result, or `tanh(evaluate / scale)`).
+//!    a finished game's true result, or `tanh(evaluate / scale)`). A
+//!    variant with `[scores]` scores a finished game by each seat's score
+//!    scaled from the declared range to -1..=1, so the search maximizes
+//!    the expected score, not the chance of winning.
 //!
 //! After a secret decision (a `secret` step), what the other seats decide
 //! next cannot depend on it: every secret action of a node leads to one
@@ -788,14 +791,16 @@ impl Search {
 }
 
 /// Every seat's reward for `s`, in -1..=1, written into `out`: a finished
-/// game's result, else the variant's `evaluate` squashed with
+/// game's result (its scores scaled from the declared `[scores]` range,
+/// so the search maximizes the expected score), else the variant's
+/// `evaluate` squashed with
 /// `tanh(value / evaluate_scale)` (0 without one). With two seats the
 /// evaluation is taken as zero-sum (one script call) unless the variant
 /// says its `evaluate` is not (`[output] evaluate_zero_sum = false`).
 fn rewards(game: &Game, s: &State, out: &mut Vec<f64>) -> Result<(), GameError> {
     out.clear();
     if s.is_terminal() {
-        out.extend(s.returns());
+        game.unit_returns_into(s, out);
         return Ok(());
     }
     let variant = game.variant();

@@ -193,8 +193,9 @@ fn play_tallied(
     g.invariants(&state, tally)?;
     let mut chance_steps = 0usize;
     let mut legal = Vec::new();
-    // How many secrets (cards, decisions) there were at the last leak check.
-    let mut secrets_checked = (0, 0);
+    // How many secrets (cards, dice, decisions) there were at the last
+    // leak check.
+    let mut secrets_checked = (0, 0, 0);
     // The step g.step names (None: setup).
     let mut step_index = state.core.step;
     g.step.push_str(game.step_name(&state));
@@ -264,13 +265,17 @@ fn play_tallied(
                     if g.decisions % opts.deep_every.max(1) == 0 {
                         g.deep(&state, &legal, seat)?;
                     }
-                    // The first decision after a secret (a card dealt in
-                    // secret, a decision in a secret step) is where a leak
+                    // The first decision after a secret (a card dealt or a
+                    // die rolled in secret, a decision in a secret step) is where a leak
                     // shows: the second bidder of a secret round sees the
                     // first one's bid, or not. Checked every time, whatever
                     // the decision count; games without secrets pay two
                     // comparisons.
-                    let secrets = (state.core.secrets.len(), state.core.secret_decisions.len());
+                    let secrets = (
+                        state.core.secrets.len(),
+                        state.core.secret_rolls.len(),
+                        state.core.secret_decisions.len(),
+                    );
                     if secrets != secrets_checked {
                         secrets_checked = secrets;
                         g.no_view_leak(&state, &legal, seat)?;
@@ -567,7 +572,7 @@ impl Checked<'_> {
         let other = game
             .determinize(state, Some(seat), &mut r)
             .map_err(|e| self.broke_with(e))?;
-        let what = "when what it cannot see (others' secret cards and decisions) is drawn afresh";
+        let what = "when what it cannot see (others' secret cards, dice and decisions) is drawn afresh";
         let view = |s: &State| game.summary(s, Some(seat)).ok();
         if view(&other) != view(state) {
             return Err(self.check(GenericCheck::NoViewLeak, format!("P{}'s view changes {what}", seat + 1)));
