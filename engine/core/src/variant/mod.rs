@@ -1456,6 +1456,8 @@ impl Loader {
                 None
             }
         }
+    }
+
     /// `[scores]` checked: a range (`min < max`, both within
     /// [`MAX_SCORE`]), a sum the range allows, and `total` exactly for a
     /// constant sum.
