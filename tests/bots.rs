@@ -154,6 +154,21 @@ fn widening_spends_a_small_budget_on_the_actions_evaluate_ranks_best() {
     assert_eq!(stats.iter().filter(|x| x.0 > 0.0).count(), 7);
 }
 
+/// In a round of simultaneous secret bids, greedy judges its bid by how
+/// the round ends, the other seat's bid drawn at random: it bids 3 (the
+/// evaluation says nothing before the reveal, so judged on the
+/// half-committed round every bid would look the same, and it would pick
+/// one at random).
+#[test]
+fn greedy_judges_a_secret_commitment_by_how_the_round_ends() {
+    let g = test_game("high-bid");
+    let s = g.new_game(2).unwrap();
+    let threes = (0..10)
+        .filter(|&seed| choice(&g, &s, "greedy", seed) == "bid 3")
+        .count();
+    assert!(threes >= 8, "bid 3 chosen {threes} times of 10");
+}
+
 #[test]
 fn bot_specs_are_checked_with_a_reason() {
     for (spec, want) in [

@@ -7,7 +7,8 @@ use rulesmith_core::rng::{self, GameRng};
 use rulesmith_core::state::{Action, Seat, State, ToMove};
 
 /// One-ply lookahead on the variant's evaluate function: each action is
-/// applied, chance after it sampled a few times, and the results averaged.
+/// applied, chance after it (and the rest of a round of simultaneous
+/// commitments) sampled a few times, and the results averaged.
 /// When the seat cannot see everything, each sample is taken in a world of
 /// its own, drawn from the seat's view: the action is judged against what
 /// the others might hold or have decided, not against one guess.
@@ -16,6 +17,9 @@ pub struct GreedyBot {
     /// Samples of the chance events (and hidden worlds) that follow an action.
     samples: usize,
 }
+
+/// At most this many other seats' commitments are drawn to finish a round.
+const ROUND_BOUND: usize = 64;
 
 impl GreedyBot {
     pub fn new(seed: u64) -> Self {
@@ -33,9 +37,30 @@ impl GreedyBot {
             if game.apply_scratch(&mut s, a).is_err() {
                 return Ok(f64::NEG_INFINITY);
             }
-            let random = s.to_move() == ToMove::Chance;
+            let mut random = s.to_move() == ToMove::Chance;
             if !resolve_chance(game, &mut s, &mut self.rng) {
                 return Ok(f64::NEG_INFINITY);
+            }
+            // In a round where every seat commits at once, the seats still
+            // to commit decide without seeing this action, and this seat
+            // cannot know what they will choose: like chance, their
+            // commitments are drawn (uniformly) and the round played out,
+            // so the action is judged by how the round ends, not by a
+            // position in which only this seat has committed.
+            let mut committed = 0;
+            while s.core.round != 0 && committed < ROUND_BOUND && matches!(s.to_move(), ToMove::Decision(_)) {
+                random = true;
+                let rng = &mut self.rng;
+                if game
+                    .pick_and_apply_scratch(&mut s, |n| rng::below(rng, n as u32) as usize, |_, _| {})
+                    .is_err()
+                {
+                    break;
+                }
+                committed += 1;
+                if !resolve_chance(game, &mut s, &mut self.rng) {
+                    return Ok(f64::NEG_INFINITY);
+                }
             }
             total += if s.is_terminal() {
                 // A finished game outweighs any evaluation: its result
