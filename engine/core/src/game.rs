@@ -713,14 +713,7 @@ impl Game {
         if !state.is_terminal() || state.core.scores.is_empty() {
             return None;
         }
-        let each: Vec<String> = state
-            .core
-            .scores
-            .iter()
-            .enumerate()
-            .map(|(s, v)| format!("P{} {v}", s + 1))
-            .collect();
-        Some(format!("scores: {}", each.join(", ")))
+        Some(format!("scores: {}", scores_listed(state)))
     }
 
     /// [`Game::unit_returns_into`] as a new list.
@@ -746,16 +739,9 @@ impl Game {
         if sum == want {
             return Ok(());
         }
-        let each: Vec<String> = state
-            .core
-            .scores
-            .iter()
-            .enumerate()
-            .map(|(s, v)| format!("P{} {v}", s + 1))
-            .collect();
         Err(GameError::Rules(format!(
             "the game ended with scores {} summing to {sum}, but [scores] declares sum = \"{}\" ({want})",
-            each.join(", "),
+            scores_listed(state),
             if range.sum == ScoreSum::Zero {
                 "zero"
             } else {
@@ -1558,4 +1544,16 @@ fn order_keys(v: serde_json::Value, order: &[String]) -> serde_json::Value {
         Value::Array(a) => Value::Array(a.into_iter().map(|x| order_keys(x, order)).collect()),
         other => other,
     }
+}
+
+/// Every seat's score, in words: `P1 2, P2 -2`.
+fn scores_listed(state: &State) -> String {
+    let each: Vec<String> = state
+        .core
+        .scores
+        .iter()
+        .enumerate()
+        .map(|(s, v)| format!("P{} {v}", s + 1))
+        .collect();
+    each.join(", ")
 }

@@ -278,6 +278,26 @@ pub struct Distribution {
     pub histogram: Vec<(f64, f64, u64)>,
 }
 
+/// The mean and the sample variance of whole numbers given as (value, how
+/// many times): the sum exact in integers, so the mean does not depend on
+/// how the games were split. 0 for no values; the variance 0 for one.
+fn mean_and_variance(counts: impl Iterator<Item = (i128, u64)> + Clone) -> (f64, f64) {
+    let (total, sum) = counts
+        .clone()
+        .fold((0u64, 0i128), |(t, s), (v, c)| (t + c, s + v * c as i128));
+    if total == 0 {
+        return (0.0, 0.0);
+    }
+    let n = total as f64;
+    let mean = sum as f64 / n;
+    let var = if total > 1 {
+        counts.map(|(v, c)| c as f64 * (v as f64 - mean).powi(2)).sum::<f64>() / (n - 1.0)
+    } else {
+        0.0
+    };
+    (mean, var)
+}
+
 impl Distribution {
     /// The distribution of whole numbers given as value -> how many times
     /// (a [`Tally`]'s turns or decisions): exact quantiles from counts, so
@@ -296,18 +316,8 @@ impl Distribution {
                 histogram: vec![],
             };
         };
-        let sum: u128 = counts.iter().map(|(&v, &n)| v as u128 * n as u128).sum();
         let n = total as f64;
-        let mean = sum as f64 / n;
-        let var = if total > 1 {
-            counts
-                .iter()
-                .map(|(&v, &c)| c as f64 * (v as f64 - mean).powi(2))
-                .sum::<f64>()
-                / (n - 1.0)
-        } else {
-            0.0
-        };
+        let (mean, var) = mean_and_variance(counts.iter().map(|(&v, &c)| (v as i128, c)));
         // The value at 0-based position `i` of the sorted values.
         let at = |i: u64| {
             let mut seen = 0;
@@ -386,17 +396,7 @@ impl ScoreStats {
     pub fn of_counts(who: &str, counts: &BTreeMap<i64, u64>) -> ScoreStats {
         let games: u64 = counts.values().sum();
         let n = games as f64;
-        let sum: i128 = counts.iter().map(|(&v, &c)| v as i128 * c as i128).sum();
-        let mean = if games > 0 { sum as f64 / n } else { 0.0 };
-        let var = if games > 1 {
-            counts
-                .iter()
-                .map(|(&v, &c)| c as f64 * (v as f64 - mean).powi(2))
-                .sum::<f64>()
-                / (n - 1.0)
-        } else {
-            0.0
-        };
+        let (mean, var) = mean_and_variance(counts.iter().map(|(&v, &c)| (v as i128, c)));
         let half = if games > 0 {
             1.959_963_984_540_054 * (var / n).sqrt()
         } else {
