@@ -113,6 +113,54 @@ fn a_decision_is_reproducible_from_its_seed_and_split_trees_agree_in_strength() 
     assert!(text == "drop 2" || text == "drop 5", "{text}");
 }
 
+/// A turn of several decisions: the second decision of a turn goes on
+/// from the subtree the first search grew under the action it chose (so
+/// it starts with visits of its own), over the die rolled between them;
+/// after the other seat's turn the search starts afresh; `reuse=off`
+/// always does. Either way the choices are reproducible from the seed.
+#[test]
+fn the_second_decision_of_a_turn_grows_the_tree_the_first_one_grew() {
+    let g = test_game("two-picks");
+    let play = |spec: &str, seed: u64| -> (Vec<f64>, Vec<String>) {
+        let parts: Vec<&str> = spec.split(':').skip(1).collect();
+        let mut bot = MctsBot::with_config(seed, MctsConfig::parse(&parts).unwrap(), spec.into());
+        let mut dice = rng::seeded(seed);
+        let mut s = g.new_game(2).unwrap();
+        let (mut seen, mut moves) = (Vec::new(), Vec::new());
+        while !s.is_terminal() && moves.len() < 12 {
+            match s.to_move() {
+                ToMove::Chance => {
+                    let outcome = g.sample_outcome(&s, &mut dice).unwrap();
+                    g.apply_outcome(&mut s, outcome).unwrap();
+                }
+                ToMove::Decision(_) => {
+                    let legal = g.legal_actions(&s).unwrap();
+                    let i = bot.choose(&g, &s, &legal).unwrap();
+                    seen.push(bot.last_root_visits());
+                    moves.push(g.action_text(&legal[i]));
+                    g.apply_action(&mut s, legal[i]).unwrap();
+                }
+                ToMove::Terminal => break,
+            }
+        }
+        (seen, moves)
+    };
+    let (kept, moves) = play("mcts:200", 4);
+    assert!(moves.len() >= 6, "{moves:?}");
+    // Decisions alternate: the first of a turn (fresh: 200), the second
+    // (200 more on top of what the first grew under its choice).
+    for (k, v) in kept.iter().enumerate() {
+        if k % 2 == 0 {
+            assert_eq!(*v, 200.0, "decision {k}: a turn's first starts afresh: {kept:?}");
+        } else {
+            assert!(*v > 200.0, "decision {k}: a turn's second goes on: {kept:?}");
+        }
+    }
+    let (fresh, _) = play("mcts:200:reuse=off", 4);
+    assert!(fresh.iter().all(|&v| v == 200.0), "{fresh:?}");
+    assert_eq!(play("mcts:200", 4), (kept, moves), "reproducible from the seed");
+}
+
 /// Progressive widening: at a node with more than six actions, the search
 /// ranks them by `evaluate` one decision ahead and considers only the best
 /// few (2, plus the square root of the node's visits), so with a small

@@ -337,6 +337,34 @@ impl History {
         self.len == 0
     }
 
+    /// The steps taken since `earlier`, oldest first, when this history
+    /// continues that very one (a state played on from a clone of it:
+    /// they share its newest step); none otherwise, or when either was
+    /// forgotten. Equal steps in another game do not count as the same:
+    /// only the shared list does, so a search does not mistake another
+    /// game for the one it searched.
+    pub fn since(&self, earlier: &History) -> Option<Vec<Step>> {
+        if self.forgotten || earlier.forgotten || self.len < earlier.len {
+            return None;
+        }
+        let mut out = Vec::with_capacity(self.len - earlier.len);
+        let mut node = self.head.as_ref();
+        for _ in earlier.len..self.len {
+            let n = node?;
+            out.push(n.step);
+            node = n.prev.as_ref();
+        }
+        // Every game continues an empty history (its first decision came
+        // before any step): the caller knows what it asked about then.
+        let same = match (node, earlier.head.as_ref()) {
+            (Some(a), Some(b)) => std::rc::Rc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        out.reverse();
+        same.then_some(out)
+    }
+
     /// The steps, oldest first (none if the history was forgotten).
     pub fn to_vec(&self) -> Vec<Step> {
         let mut out = Vec::with_capacity(self.len);
@@ -592,5 +620,31 @@ mod tests {
         }
         assert_ne!(a, f);
         assert_eq!(f, f.clone());
+    }
+
+    #[test]
+    fn a_history_knows_the_steps_since_the_one_it_continues() {
+        let steps = [Step::Chance(Outcome::Face(3)), Step::Decision(Action::new(1, &[2, 5]))];
+        let a = history(&steps);
+        let mut b = a.clone();
+        assert_eq!(b.since(&a), Some(vec![]));
+        b.push(Step::Decision(Action::new(0, &[1])));
+        b.push(Step::Chance(Outcome::Face(6)));
+        assert_eq!(
+            b.since(&a),
+            Some(vec![
+                Step::Decision(Action::new(0, &[1])),
+                Step::Chance(Outcome::Face(6))
+            ])
+        );
+        // Equal steps built apart are another game's, not a continuation.
+        assert_eq!(history(&steps).since(&a), None);
+        // Nor is a shorter history, or a forgotten one; every history
+        // continues the empty one.
+        assert_eq!(a.since(&b), None);
+        assert_eq!(b.since(&History::default()).map(|s| s.len()), Some(4));
+        let mut f = b.clone();
+        f.forgotten = true;
+        assert_eq!(f.since(&a), None);
     }
 }

@@ -43,7 +43,7 @@ use super::{resolve_chance, worlds, Bot, Budget};
 use rulesmith_core::error::GameError;
 use rulesmith_core::game::Game;
 use rulesmith_core::rng::{self, GameRng};
-use rulesmith_core::state::{Action, Seat, State, ToMove};
+use rulesmith_core::state::{Action, Seat, State, Step, ToMove};
 use std::time::Instant;
 
 /// How a leaf is played out before it is scored.
@@ -95,6 +95,16 @@ pub struct MctsConfig {
     pub threads: usize,
     /// Progressive widening on the variant's `evaluate`.
     pub widen: Widen,
+    /// Whether a decision that follows the bot's own last one (the same
+    /// seat again, after only chance) starts from the subtree the last
+    /// search grew under the chosen action.
+    pub reuse: bool,
+    /// Analysis only, never fair play: the search sees the true state,
+    /// hidden cards, dice and commitments included, instead of worlds
+    /// drawn from its seat's view. Against the fair search it measures
+    /// what hidden information is worth, and it bounds what any fair bot
+    /// can score in a game.
+    pub peek: bool,
 }
 
 impl Default for MctsConfig {
@@ -108,6 +118,8 @@ impl Default for MctsConfig {
             trees: 1,
             threads: 1,
             widen: Widen::Auto,
+            reuse: true,
+            peek: false,
         }
     }
 }
@@ -180,9 +192,21 @@ impl MctsConfig {
                     _ => return Err(format!("widen={value}: expected auto, on or off")),
                 }
             }
+            "reuse" | "peek" => {
+                let on = match value {
+                    "on" => true,
+                    "off" => false,
+                    _ => return Err(format!("{key}={value}: expected on or off")),
+                };
+                if key == "reuse" {
+                    self.reuse = on
+                } else {
+                    self.peek = on
+                }
+            }
             _ => {
                 return Err(format!(
-                    "unknown option '{key}' (expected rollout, depth, c, worlds, trees, threads or widen)"
+                    "unknown option '{key}' (expected rollout, depth, c, worlds, trees, threads, widen, reuse or peek)"
                 ))
             }
         }
@@ -297,12 +321,15 @@ impl MctsBot {
             exploration: self.config.exploration,
             worlds: self.config.worlds,
             widen: self.config.widens(game),
+            peek: self.config.peek,
         };
+        // One tree on this thread can go on from the last decision's.
+        let kept = trees == 1 && running == 1 && self.config.reuse && self.search.continue_from(state, me);
         let parts = match self.workers(game, running as usize) {
             Some(workers) => workers.run(game, state, legal, me, &settings, &seeds)?,
             None => seeds
                 .iter()
-                .map(|&seed| tree_statistics(&mut self.search, game, state, legal, me, &settings, seed))
+                .map(|&seed| tree_statistics(&mut self.search, game, state, legal, me, &settings, seed, kept))
                 .collect::<Result<Vec<_>, _>>()?,
         };
         let mut stats = vec![(0.0, 0.0); legal.len()];
@@ -313,6 +340,20 @@ impl MctsBot {
             }
         }
         Ok(stats)
+    }
+
+    /// The iterations the tree of the bot's last decision holds at its
+    /// root: its budget, plus what it kept from the decision before when
+    /// it went on from it (one tree on one thread; see `reuse`).
+    pub fn last_root_visits(&self) -> f64 {
+        let tree = &self.search.tree;
+        let mut total = 0.0;
+        let mut e = tree.nodes.first().map_or(NONE, |n| n.first);
+        while e != NONE {
+            total += tree.edges[e as usize].visits;
+            e = tree.edges[e as usize].next;
+        }
+        total
     }
 
     /// The bot's worker threads when `threads` > 1 and the rules can be
@@ -329,7 +370,10 @@ impl MctsBot {
 }
 
 /// One tree's search of a decision: per legal action, its visits and
-/// summed reward for `me`.
+/// summed reward for `me`. `kept`: the search's tree already stands for
+/// this decision (see [`Search::continue_from`]) and grows on; else it
+/// starts empty.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn tree_statistics(
     search: &mut Search,
     game: &Game,
@@ -338,9 +382,16 @@ pub(super) fn tree_statistics(
     me: Seat,
     settings: &TreeSettings,
     seed: u64,
+    kept: bool,
 ) -> Result<Vec<(f64, f64)>, GameError> {
     let mut tree_rng = rng::seeded(seed);
-    let worlds = worlds(game, state, me, &mut tree_rng, settings.worlds)?;
+    let worlds = match settings.peek {
+        true => vec![state.clone()],
+        false => worlds(game, state, me, &mut tree_rng, settings.worlds)?,
+    };
+    if !kept {
+        search.tree.reset(state.core.seats);
+    }
     search.run(game, &worlds, legal, settings, &mut tree_rng)?;
     let tree = &search.tree;
     Ok(legal
@@ -373,6 +424,13 @@ impl Bot for MctsBot {
                     .then(y.cmp(&x))
             })
             .unwrap_or(0);
+        if let ToMove::Decision(me) = state.to_move() {
+            self.search.last = Some(LastDecision {
+                history: state.history.clone(),
+                seat: me,
+                action: legal[best],
+            });
+        }
         Ok(best)
     }
 }
@@ -385,6 +443,7 @@ pub(super) struct TreeSettings {
     pub exploration: f64,
     pub worlds: usize,
     pub widen: bool,
+    pub peek: bool,
 }
 
 const NONE: u32 = u32::MAX;
@@ -430,6 +489,11 @@ struct Edge {
     child: u32,
     next: u32,
     visits: f64,
+    /// `1 / visits` and `1 / sqrt(visits)`, kept up to date by the
+    /// backup: UCB1 reads every sibling's at every selection, and the
+    /// divisions and roots were a tenth of a search's time.
+    inverse: f64,
+    inverse_root: f64,
     /// How often this edge was among the legal actions when its node was
     /// visited: the exploration term's count (ISMCTS).
     available: f64,
@@ -464,6 +528,8 @@ impl Tree {
             child: NONE,
             next: NONE,
             visits: 0.0,
+            inverse: 0.0,
+            inverse_root: 0.0,
             available: 0.0,
             prior: f64::NAN,
         });
@@ -476,6 +542,56 @@ impl Tree {
         }
         self.nodes[node as usize].last = e;
         e
+    }
+
+    /// Keeps only the subtree under `root`, which becomes node 0 (built in
+    /// `spare`, then swapped in; `renumber` maps old nodes to new). Nodes
+    /// keep their order of discovery, edges their order per node.
+    fn reroot(&mut self, root: u32, spare: &mut Tree, renumber: &mut Vec<u32>) {
+        spare.nodes.clear();
+        spare.edges.clear();
+        spare.totals.clear();
+        spare.seats = self.seats;
+        renumber.clear();
+        renumber.resize(self.nodes.len(), NONE);
+        renumber[root as usize] = spare.add_node();
+        let mut queue = std::collections::VecDeque::from([root]);
+        // The new number of `old`, adding it to the queue when first met.
+        let mut place = |old: u32, spare: &mut Tree, queue: &mut std::collections::VecDeque<u32>| {
+            if renumber[old as usize] == NONE {
+                renumber[old as usize] = spare.add_node();
+                queue.push_back(old);
+            }
+            renumber[old as usize]
+        };
+        while let Some(old) = queue.pop_front() {
+            let new = place(old, spare, &mut queue);
+            spare.nodes[new as usize].visits = self.nodes[old as usize].visits;
+            if self.nodes[old as usize].shared != NONE {
+                let shared = place(self.nodes[old as usize].shared, spare, &mut queue);
+                spare.nodes[new as usize].shared = shared;
+            }
+            let mut e = self.nodes[old as usize].first;
+            while e != NONE {
+                let edge = &self.edges[e as usize];
+                let f = spare.add_edge(new, edge.action);
+                let copy = &mut spare.edges[f as usize];
+                copy.visits = edge.visits;
+                copy.inverse = edge.inverse;
+                copy.inverse_root = edge.inverse_root;
+                copy.available = edge.available;
+                copy.prior = edge.prior;
+                let seats = self.seats;
+                spare.totals[f as usize * seats..(f as usize + 1) * seats]
+                    .copy_from_slice(&self.totals[e as usize * seats..(e as usize + 1) * seats]);
+                if edge.child != NONE {
+                    let child = place(edge.child, spare, &mut queue);
+                    spare.edges[f as usize].child = child;
+                }
+                e = self.edges[e as usize].next;
+            }
+        }
+        std::mem::swap(self, spare);
     }
 
     fn root_edge(&self, action: &Action) -> Option<usize> {
@@ -527,6 +643,20 @@ pub(super) struct Search {
     probe: Option<State>,
     path: Vec<u32>,
     reward: Vec<f64>,
+    /// The decision the tree was last grown for, and what was chosen.
+    last: Option<LastDecision>,
+    /// Where [`Tree::reroot`] builds the kept subtree.
+    spare: Tree,
+    renumber: Vec<u32>,
+}
+
+/// A decision the bot took: enough to know whether the next one follows
+/// from it.
+struct LastDecision {
+    /// The state's history when it decided (shared, not copied).
+    history: rulesmith_core::state::History,
+    seat: Seat,
+    action: Action,
 }
 
 /// Where an iteration's descent took it.
@@ -538,6 +668,39 @@ enum Reached {
 }
 
 impl Search {
+    /// Whether the decision at `state` for `me` follows the last one this
+    /// search was grown for: the same game played on, `me` decided then
+    /// too, and since then only the chosen action and chance happened (a
+    /// turn made of many decisions). If so the subtree under the chosen
+    /// action becomes the tree, its statistics a head start for this
+    /// decision (chance is open loop: the node averaged over the outcomes
+    /// that came, and the ones that did not). True when it did.
+    pub(super) fn continue_from(&mut self, state: &State, me: Seat) -> bool {
+        let Some(last) = self.last.take() else { return false };
+        if last.seat != me || self.tree.nodes.is_empty() {
+            return false;
+        }
+        let Some(steps) = state.history.since(&last.history) else {
+            return false;
+        };
+        let follows = match steps.split_first() {
+            Some((Step::Decision(a), rest)) => *a == last.action && rest.iter().all(|s| matches!(s, Step::Chance(_))),
+            _ => false,
+        };
+        if !follows {
+            return false;
+        }
+        let Some(e) = self.tree.root_edge(&last.action) else {
+            return false;
+        };
+        let child = self.tree.edges[e].child;
+        if child == NONE {
+            return false;
+        }
+        self.tree.reroot(child, &mut self.spare, &mut self.renumber);
+        true
+    }
+
     fn run(
         &mut self,
         game: &Game,
@@ -546,8 +709,6 @@ impl Search {
         settings: &TreeSettings,
         rng: &mut GameRng,
     ) -> Result<(), GameError> {
-        let seats = worlds[0].core.seats;
-        self.tree.reset(seats);
         let started = Instant::now();
         let mut iteration: u32 = 0;
         loop {
@@ -579,7 +740,10 @@ impl Search {
         let seats = self.tree.seats;
         for &e in &self.path {
             let e = e as usize;
-            self.tree.edges[e].visits += 1.0;
+            let edge = &mut self.tree.edges[e];
+            edge.visits += 1.0;
+            edge.inverse = 1.0 / edge.visits;
+            edge.inverse_root = edge.inverse.sqrt();
             for (t, r) in self.tree.totals[e * seats..(e + 1) * seats]
                 .iter_mut()
                 .zip(&self.reward)
@@ -731,10 +895,18 @@ impl Search {
         }
         let mut best = self.available[0];
         let mut best_score = f64::NEG_INFINITY;
+        // c * sqrt(ln(available)), the same for siblings available equally
+        // often (all of them where nothing is hidden and chance does not
+        // change the actions): one logarithm per selection, not per edge.
+        let (mut counted, mut reach) = (f64::NAN, 0.0);
         for &e in &self.available {
             let edge = &tree.edges[e as usize];
-            let mean = tree.totals[e as usize * tree.seats + p] / edge.visits;
-            let score = mean + exploration * (edge.available.ln() / edge.visits).sqrt();
+            if edge.available != counted {
+                counted = edge.available;
+                reach = exploration * counted.ln().sqrt();
+            }
+            let mean = tree.totals[e as usize * tree.seats + p] * edge.inverse;
+            let score = mean + reach * edge.inverse_root;
             if score > best_score {
                 best_score = score;
                 best = e;

@@ -65,7 +65,8 @@ const EXPECTED: &str = "random, greedy, mcts, mcts:N, mcts:Nms or mcts[:N]:OPTIO
 /// - `mcts`, `mcts:N` (N iterations per decision), `mcts:Nms` (a time
 ///   budget; not reproducible), each optionally followed by options
 ///   `:KEY=VALUE` (see [`MctsConfig::set`]): `rollout=random|none`,
-///   `depth=N|end`, `c=X`, `worlds=N`, `trees=N`.
+///   `depth=N|auto|end`, `c=X`, `worlds=N`, `trees=N`, `threads=N`,
+///   `widen=auto|on|off`, `reuse=on|off`, `peek=on|off`.
 pub fn from_spec(spec: &str, seed: u64) -> Result<Box<dyn Bot>, String> {
     let spec = spec.trim();
     let mut parts = spec.split(':');

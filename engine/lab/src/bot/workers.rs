@@ -131,5 +131,5 @@ fn work(forker: &GameForker, inbox: &Mutex<Receiver<Job>>, report: &Sender<(usiz
 fn search_one(game: &Game, search: &mut Search, job: &Job) -> Statistics {
     let p = &job.position;
     let state = game.load_state(&p.state).map_err(|e| e.to_string())?;
-    tree_statistics(search, game, &state, &p.legal, p.me, &p.settings, job.seed).map_err(|e| e.to_string())
+    tree_statistics(search, game, &state, &p.legal, p.me, &p.settings, job.seed, false).map_err(|e| e.to_string())
 }
