@@ -16,6 +16,7 @@
 
 pub mod board;
 pub mod ctx;
+pub mod data;
 mod decisions;
 mod determinize;
 pub mod error;
@@ -24,6 +25,7 @@ pub mod game;
 pub mod grid;
 pub mod legal;
 pub mod lint;
+mod loading;
 pub mod natives;
 pub mod notation;
 pub mod record;

@@ -6,7 +6,7 @@
 //! game ended) is typed Rust, while everything the rule set invents (vessels,
 //! powers, locks, ...) stays opaque script data.
 
-use crate::rules::Data;
+use crate::data::Data;
 use serde::{Deserialize, Serialize};
 
 /// A seat index, 0-based. Seat `k` is written `P{k+1}` in records.

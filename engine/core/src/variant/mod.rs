@@ -385,61 +385,6 @@ struct DeckSource {
 }
 
 impl Variant {
-    /// Loads the variant in folder `path` (or the variant file `path`).
-    pub fn load(path: impl AsRef<Path>) -> Result<Variant, LoadError> {
-        let path = path.as_ref();
-        let file = if path.is_dir() {
-            path.join(VARIANT_FILE)
-        } else {
-            path.to_path_buf()
-        };
-        let mut loader = Loader::default();
-        let chain = loader.read_chain(&file);
-        if loader.broken_chain {
-            // The chain stops short (a loop, a missing or unreadable
-            // variant): what the merge would miss ("missing [turn] ...") is
-            // only a consequence, so the real problem is reported alone.
-            return Err(LoadError::new(loader.diags));
-        }
-        let variant = loader.build(chain, file.parent().unwrap_or(Path::new(".")));
-        match variant {
-            Some(v) if loader.diags.is_empty() => {
-                // Names the scripts spell out that the variant lacks.
-                let lint = crate::lint::lint(&v);
-                if lint.is_empty() {
-                    Ok(v)
-                } else {
-                    Err(LoadError::new(lint))
-                }
-            }
-            v => {
-                // The data is broken, but the scripts' syntax errors are
-                // worth reporting in the same run.
-                let files = v.map_or(loader.files, |v| v.files);
-                let engine = crate::source::sandbox(crate::rules::Limits::default());
-                for &f in &loader.script_files {
-                    if let Err(d) = crate::source::compile_source(&engine, &files[f], "") {
-                        loader.diags.push(d);
-                    }
-                }
-                Err(LoadError::new(loader.diags))
-            }
-        }
-    }
-
-    /// What looks wrong without being an error, for `rulesmith check`:
-    /// fields of the game data assigned and never read, or read and never
-    /// assigned (see `fields.rs`).
-    pub fn warnings(&self) -> Vec<Diagnostic> {
-        let mut files = self.scripts.clone();
-        for f in self.decks.iter().flat_map(|d| d.cards.iter().filter_map(|c| c.script)) {
-            if !files.contains(&f) {
-                files.push(f);
-            }
-        }
-        crate::fields::warnings(self, &files)
-    }
-
     pub fn param(&self, name: &str) -> Option<&Param> {
         self.params.iter().find(|p| p.name == name)
     }
@@ -700,6 +645,53 @@ struct MergedDeck {
 struct Parsed {
     file: usize,
     raw: RawFile,
+}
+
+/// What reading a variant's files gave, before the checks that look into
+/// its scripts (names they use, their syntax: `crate::loading`).
+pub(crate) enum Read {
+    /// Every file read, merged and checked as data without a problem.
+    Built(Box<Variant>),
+    /// Problems, with the files read and which of them are scripts (so
+    /// that the scripts' syntax errors can be reported in the same run).
+    Broken {
+        diags: Vec<Diagnostic>,
+        files: Vec<SourceFile>,
+        scripts: Vec<usize>,
+        /// The `extends` chain stopped short (a loop, a missing or
+        /// unreadable variant): what the merge would miss is only a
+        /// consequence, so the diagnostics say what stopped it, alone.
+        chain_broken: bool,
+    },
+}
+
+/// Reads the variant in folder `path` (or the variant file `path`): its
+/// `extends` chain, merged and checked as data.
+pub(crate) fn read(path: &Path) -> Read {
+    let file = if path.is_dir() {
+        path.join(VARIANT_FILE)
+    } else {
+        path.to_path_buf()
+    };
+    let mut loader = Loader::default();
+    let chain = loader.read_chain(&file);
+    if loader.broken_chain {
+        return Read::Broken {
+            diags: loader.diags,
+            files: loader.files,
+            scripts: loader.script_files,
+            chain_broken: true,
+        };
+    }
+    match loader.build(chain, file.parent().unwrap_or(Path::new("."))) {
+        Some(v) if loader.diags.is_empty() => Read::Built(Box::new(v)),
+        v => Read::Broken {
+            diags: loader.diags,
+            files: v.map_or(loader.files, |v| v.files),
+            scripts: loader.script_files,
+            chain_broken: false,
+        },
+    }
 }
 
 #[derive(Default)]
