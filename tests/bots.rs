@@ -202,6 +202,54 @@ fn widening_spends_a_small_budget_on_the_actions_evaluate_ranks_best() {
     assert_eq!(stats.iter().filter(|x| x.0 > 0.0).count(), 7);
 }
 
+/// `rollout=greedy` plays rollouts by `evaluate` among a few drawn
+/// actions: its statistics are its own (not random rollouts'), and
+/// reproducible from the seed.
+#[test]
+fn greedy_rollouts_are_their_own_policy_and_reproducible() {
+    let g = test_game("connect-four-ranked");
+    let s = position(&g, &["drop 4", "drop 3"]);
+    let legal = g.legal_actions(&s).unwrap();
+    let stats = |spec: &str| {
+        let parts: Vec<&str> = spec.split(':').skip(1).collect();
+        MctsBot::with_config(5, MctsConfig::parse(&parts).unwrap(), spec.into())
+            .root_statistics(&g, &s, &legal)
+            .unwrap()
+    };
+    let greedy = stats("mcts:40:rollout=greedy:depth=end");
+    assert_eq!(greedy, stats("mcts:40:rollout=greedy:depth=end"));
+    assert_ne!(greedy, stats("mcts:40:rollout=random:depth=end"));
+}
+
+/// `peek=on` is the analysis bot that searches the true state: in Kuhn
+/// poker, P2 holding the queen and facing a bet calls a jack and folds to
+/// a king. The fair search cannot tell the two deals apart (P1's card is
+/// hidden from P2): it decides the same in both.
+#[test]
+fn the_peeking_search_sees_hidden_cards_and_the_fair_one_does_not() {
+    let path = root().join("tests").join("openspiel").join("kuhn-poker");
+    let g = rulesmith_rhai::interpreted(Variant::load(path).unwrap()).unwrap();
+    let facing_a_bet = |p1: &str| {
+        let mut s = g.new_game(2).unwrap();
+        for card in [p1, "Q"] {
+            let o = g.parse_outcome(&s, card).unwrap();
+            g.apply_outcome(&mut s, o).unwrap();
+        }
+        g.apply_action(&mut s, g.parse_action("bet").unwrap()).unwrap();
+        s
+    };
+    let (jack, king) = (facing_a_bet("J"), facing_a_bet("K"));
+    assert_eq!(choice(&g, &jack, "mcts:300:peek=on", 1), "bet", "call the jack");
+    assert_eq!(choice(&g, &king, "mcts:300:peek=on", 1), "pass", "fold to the king");
+    for seed in 0..4 {
+        assert_eq!(
+            choice(&g, &jack, "mcts:300", seed),
+            choice(&g, &king, "mcts:300", seed),
+            "seed {seed}: the fair search told the deals apart"
+        );
+    }
+}
+
 /// In a round of simultaneous secret bids, greedy judges its bid by how
 /// the round ends, the other seat's bid drawn at random: it bids 3 (the
 /// evaluation says nothing before the reveal, so judged on the
@@ -223,13 +271,15 @@ fn bot_specs_are_checked_with_a_reason() {
         ("mcts:0", "expected a budget"),
         (
             "mcts:10:rollout=greedyish",
-            "rollout=greedyish: expected random or none",
+            "rollout=greedyish: expected random, greedy or none",
         ),
         ("mcts:10:depth=-1", "depth=-1"),
         ("mcts:10:c=abc", "c=abc"),
         ("mcts:10:worlds=0", "worlds=0"),
         ("mcts:10:threads=0", "threads=0"),
         ("mcts:10:widen=maybe", "widen=maybe: expected auto, on or off"),
+        ("mcts:10:reuse=yes", "reuse=yes: expected on or off"),
+        ("mcts:10:peek=1", "peek=1: expected on or off"),
         ("mcts:10:colour=red", "unknown option 'colour'"),
         ("mcts:10:20", "the budget is given once"),
         ("greedy:5", "greedy takes no budget"),
@@ -247,6 +297,7 @@ fn bot_specs_are_checked_with_a_reason() {
         "mcts:rollout=none",
         "mcts:100:depth=end:c=1.4:worlds=4:trees=2:threads=2",
         "mcts:100:widen=off",
+        "mcts:100:rollout=greedy:reuse=off:peek=on",
     ] {
         assert!(bot::from_spec(spec, 0).is_ok(), "{spec}");
     }
