@@ -252,3 +252,43 @@ fn end_turn_to_is_refused_for_a_seat_out_of_play() {
     assert!(e.contains("end_turn_to(P3): that seat is out of play"), "{e}");
     assert_eq!(g.save_state(&s).unwrap(), before, "a refused action changes nothing");
 }
+
+/// The Oh Hell test variant counts turns as players do: one per bid and one
+/// per card played, and the trick's winner has the turn after the trick.
+#[test]
+fn oh_hell_counts_a_turn_per_bid_and_per_card_and_the_trick_winner_leads() {
+    let mut v = Variant::load(common::root().join("tests/bots/oh-hell")).unwrap();
+    v.set("hands", "1").unwrap();
+    let g = rulesmith_rhai::interpreted(v).unwrap();
+    let mut rng = rulesmith_core::rng::seeded(7);
+    let mut s = g.new_game(3).unwrap();
+    let (mut decisions, mut tricks_checked) = (0, 0);
+    while !s.is_terminal() {
+        match s.to_move() {
+            ToMove::Chance => {
+                let o = g.sample_outcome(&s, &mut rng).unwrap();
+                g.apply_outcome(&mut s, o).unwrap();
+            }
+            ToMove::Decision(seat) => {
+                decisions += 1;
+                assert_eq!(s.core.turn, decisions, "one decision per turn");
+                assert_eq!(s.core.active, Some(seat));
+                let taken = |s: &State| g.summary(s, None).unwrap()["taken"].clone();
+                let before = taken(&s);
+                let legal = g.legal_actions(&s).unwrap();
+                let a = legal[rulesmith_core::rng::below(&mut rng, legal.len() as u32) as usize];
+                g.apply_action(&mut s, a).unwrap();
+                let after = taken(&s);
+                if before != after && !s.is_terminal() {
+                    // A trick was won: its winner plays next.
+                    let winner = (0..3).find(|&k| after[k] != before[k]).unwrap();
+                    assert_eq!(s.to_move(), ToMove::Decision(winner));
+                    tricks_checked += 1;
+                }
+            }
+            ToMove::Terminal => {}
+        }
+    }
+    assert_eq!(decisions, 3 + 21, "3 bids and 7 tricks of 3 cards");
+    assert_eq!(tricks_checked, 6, "every trick but the last hands the lead on");
+}
