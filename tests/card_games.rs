@@ -185,23 +185,24 @@ fn a_short_draw_pile_is_drawn_out_then_refilled_from_its_refill_pile() {
              start_turns(0);",
     ));
     let mut s = g.new_game(2).unwrap();
-    // The two cards left went to the hand at once; the three spent ones
-    // became the stock, and two of them are drawn by chance, seen by P1.
+    // One event of 4 cards, all seen by P1: the two left first, then the
+    // three spent ones become the stock and two more come from there.
     let p = s.core.chance.as_ref().expect("a draw is pending");
-    assert_eq!(p.needed, 2);
-    assert_eq!(g.chance_outcomes(&s).len(), 3);
-    let o = g.parse_outcome(&s, "c12").unwrap();
-    g.apply_outcome(&mut s, o).unwrap();
-    let o = g.parse_outcome(&s, "c10").unwrap();
-    g.apply_outcome(&mut s, o).unwrap();
+    assert_eq!(p.needed, 4);
+    for (id, choices) in [("c01", 2), ("c00", 1), ("c12", 3), ("c10", 2)] {
+        assert_eq!(g.chance_outcomes(&s).len(), choices, "before {id}");
+        let o = g.parse_outcome(&s, id).unwrap();
+        g.apply_outcome(&mut s, o).unwrap();
+    }
     let view = g.summary(&s, Some(0)).unwrap();
     assert_eq!(
         view["piles"]["hand"][0],
-        serde_json::json!(["c00", "c01", "c12", "c10"])
+        serde_json::json!(["c01", "c00", "c12", "c10"])
     );
     assert_eq!(view["piles"]["stock"], serde_json::json!([1, 0]));
     assert_eq!(view["piles"]["spent"][0], serde_json::json!([]));
-    assert_eq!(s.core.secrets.iter().filter(|d| d.seen_by == 0).count(), 2);
+    assert_eq!(view["piles"]["hand"][1], serde_json::json!(0));
+    assert_eq!(s.core.secrets.iter().filter(|d| d.seen_by == 0).count(), 4);
 }
 
 #[test]

@@ -461,6 +461,7 @@ impl Ctx {
             then: then.into(),
             deal: None,
             into: None,
+            refill: None,
         })
     }
 
@@ -496,6 +497,7 @@ impl Ctx {
             then: then.into(),
             deal: None,
             into: None,
+            refill: None,
         })
     }
 
@@ -559,6 +561,7 @@ impl Ctx {
             then: then.into(),
             deal: Some(first),
             into,
+            refill: None,
         })
     }
 

@@ -687,6 +687,13 @@ impl Game {
             if let Some(i) = left.iter().position(|&c| c == card) {
                 left.remove(i);
             }
+            // A pile run out mid-draw is made again from its refill pile.
+            if let Some(r) = p.refill {
+                if left.is_empty() && p.got.len() < p.needed as usize {
+                    let cards = std::mem::take(&mut s.core.decks[r as usize]);
+                    s.core.decks[deck as usize].extend(cards);
+                }
+            }
             // Drawn into a pile (`draw_from`, a deal into hands): the card
             // lies there now; a deal's is the seat's own place.
             if let Some(into) = p.into {

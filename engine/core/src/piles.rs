@@ -105,11 +105,12 @@ impl Ctx {
     /// `draw_from(from, seat, count, to)`: `count` cards drawn at random
     /// from place `from` into place `to` (a pile), as one chance event,
     /// seen by the seat that owns `to` when only its owner sees it, by
-    /// everyone when everyone does. When `from` holds fewer and its pile
-    /// declares `refill`, the cards left move into `to`, the refill pile
-    /// (of `seat`) is shuffled into `from`, and the rest is drawn from
-    /// there; when cards run out, fewer are drawn. Nothing is pending when
-    /// no card is left to draw at random.
+    /// everyone when everyone does. When `from` runs out and its pile
+    /// declares `refill`, the refill pile (of `seat`) is shuffled into it
+    /// and the rest drawn from there, within the same event (every card a
+    /// chance outcome, so a card drawn last before the refill is a secret
+    /// like any other); when cards run out, fewer are drawn. Nothing is
+    /// pending when there is no card to draw.
     pub fn draw_from(
         &mut self,
         from: usize,
@@ -141,25 +142,26 @@ impl Ctx {
                 ))
             }
         };
-        let mut need = count;
+        let refill = match variant.decks[from].pile.and_then(|p| variant.piles[p].refill) {
+            Some(r) => Some(self.place_index(Place::Pile(r), seat, variant, &native)?),
+            None => None,
+        };
         let left = self.core.decks[from].len() as i64;
-        let refill = variant.decks[from].pile.and_then(|p| variant.piles[p].refill);
-        if left < need {
-            if let Some(r) = refill {
-                // Draw what is left, then make the pile again from the refill
-                // pile and draw the rest.
-                self.move_all(from, to, variant)?;
-                need -= left;
-                let r = self.place_index(Place::Pile(r), seat, variant, &native)?;
-                self.move_all(r, from, variant)?;
-            }
-        }
-        let n = need.min(self.core.decks[from].len() as i64);
+        let more = refill.map_or(0, |r| self.core.decks[r].len() as i64);
+        let n = count.min(left + more);
         if n == 0 {
             return Ok(());
         }
         if self.core.chance.is_some() {
             return Err("a chance event is already pending: request the next one from its continuation".into());
+        }
+        // Refilled at once when empty; otherwise when it runs out (see
+        // `Game::record_outcome`).
+        let refill = refill.filter(|_| left < n);
+        if left == 0 {
+            if let Some(r) = refill {
+                self.move_all(r, from, variant)?;
+            }
         }
         self.core.chance = Some(PendingChance {
             source: ChanceSource::Deck { deck: from, visible_to },
@@ -168,6 +170,7 @@ impl Ctx {
             then: "".into(),
             deal: None,
             into: Some(to as u32),
+            refill: refill.map(|r| r as u32),
         });
         Ok(())
     }

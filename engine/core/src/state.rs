@@ -99,6 +99,10 @@ pub struct PendingChance {
     /// pile (seat `s`'s is `into + s`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub into: Option<u32>,
+    /// A draw from a pile that declares `refill`: the place whose cards
+    /// are shuffled into the source once it runs out mid-event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refill: Option<u32>,
 }
 
 impl PendingChance {
