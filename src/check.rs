@@ -50,7 +50,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         for seed in 0..SMOKE_GAMES {
             let mut record = Record::default();
             let probe = !probed;
-            let result = smoke_game(&game, n, seed, &mut record, args.bounds.max_decisions, probe);
+            let result = smoke_game(&game, n, seed, &mut record, args.bounds.max_decisions_for(v), probe);
             probed = true;
             if let Err(e) = result {
                 let where_ = report_failure(

@@ -262,12 +262,23 @@ pub fn record_game(
 pub struct BoundArgs {
     /// A game still running after this many decisions is a problem (a rule
     /// set that never ends its games): reported, with its record written.
-    #[arg(long, default_value_t = rulesmith_lab::sim::MAX_DECISIONS, value_name = "N",
-          value_parser = clap::value_parser!(u64).range(1..))]
-    pub max_decisions: u64,
+    /// Default: the variant's `[end] max_decisions` when it declares one,
+    /// else 20000.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_decisions: Option<u64>,
     /// Folder for the record of a failing game (default: the current one).
     #[arg(long = "failures", value_name = "DIR")]
     pub failures: Option<PathBuf>,
+}
+
+impl BoundArgs {
+    /// The decision cap for games of `variant`: `--max-decisions`, else
+    /// what the variant declares as its longest game, else the default.
+    pub fn max_decisions_for(&self, variant: &Variant) -> u64 {
+        self.max_decisions
+            .or(variant.max_decisions)
+            .unwrap_or(rulesmith_lab::sim::MAX_DECISIONS)
+    }
 }
 
 /// What went wrong in one game, for [`report_failure`].

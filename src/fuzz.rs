@@ -66,8 +66,10 @@ pub struct Args {
     #[arg(long)]
     pub save_case: bool,
     /// A game still running after this many decisions is a finding.
-    #[arg(long, default_value_t = 20_000, value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_decisions: u32,
+    /// Default: the variant's `[end] max_decisions` when it declares one,
+    /// else 20000.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_decisions: Option<u32>,
     #[command(flatten)]
     pub common: VariantArgs,
 }
@@ -87,7 +89,11 @@ pub fn run(args: Args) -> Result<(), Failure> {
     drop(base);
     let opts = Options {
         players: n,
-        max_decisions: args.max_decisions as usize,
+        max_decisions: args
+            .max_decisions
+            .map(u64::from)
+            .or(variant.max_decisions)
+            .unwrap_or(rulesmith_lab::sim::MAX_DECISIONS) as usize,
         shrink_budget: args.shrink_budget as usize,
         shrink_seconds: (args.shrink_seconds > 0).then_some(args.shrink_seconds as f64),
         on_shrink: (!args.json).then_some(if std::io::stderr().is_terminal() {

@@ -131,7 +131,7 @@ pub fn play(
     range: std::ops::Range<u64>,
 ) -> Result<Results, Failure> {
     let pool = crate::common::pool(args.jobs, range.end - range.start)?;
-    let max = args.bounds.max_decisions;
+    let max = args.bounds.max_decisions_for(variant);
     let scored: Vec<Result<(usize, usize, f64), Failure>> = pool.install(|| {
         range
             .into_par_iter()

@@ -217,14 +217,22 @@ fn simulate_loop(game: &Game, args: &Args, players: usize) -> Result<f64, Failur
     let mut scratch = None;
     for i in 0..args.games {
         let seed = rng::derive(args.seed, i);
-        let r =
-            sim::play_game_in(game, &bots, i, seed, false, args.bounds.max_decisions, &mut scratch).map_err(|f| {
-                Failure::input(format!(
-                    "{}: simulated game {} fails: {f}",
-                    args.variant.display(),
-                    i + 1
-                ))
-            })?;
+        let r = sim::play_game_in(
+            game,
+            &bots,
+            i,
+            seed,
+            false,
+            args.bounds.max_decisions_for(game.variant()),
+            &mut scratch,
+        )
+        .map_err(|f| {
+            Failure::input(format!(
+                "{}: simulated game {} fails: {f}",
+                args.variant.display(),
+                i + 1
+            ))
+        })?;
         tally.add(&r);
     }
     std::hint::black_box(sim::Summary::of_tally(&tally, stats));
@@ -238,7 +246,15 @@ fn play(game: &Game, args: &Args, players: usize) -> Result<Run, Failure> {
     let mut scratch = None;
     for i in 0..args.games {
         let seed = rng::derive(args.seed, i);
-        let c = random_game(game, players, seed, None, args.bounds.max_decisions, &mut scratch).map_err(|e| {
+        let c = random_game(
+            game,
+            players,
+            seed,
+            None,
+            args.bounds.max_decisions_for(game.variant()),
+            &mut scratch,
+        )
+        .map_err(|e| {
             // Played again with a record, to show the game.
             let mut record = Record::default();
             let _ = random_game(
@@ -246,7 +262,7 @@ fn play(game: &Game, args: &Args, players: usize) -> Result<Run, Failure> {
                 players,
                 seed,
                 Some(&mut record),
-                args.bounds.max_decisions,
+                args.bounds.max_decisions_for(game.variant()),
                 &mut None,
             );
             let sets = all_sets(&args.common).unwrap_or_default();

@@ -19,9 +19,10 @@
 //! | `counters` | struct of i64 | the variant's declared counters, by name |
 //! | `labels` | map string -> string | the variant's labels of the game |
 //! | `params` | struct | every parameter's value in force (i64, bool or string) |
+//! | `scores` | list of i64 or null | each seat's final score, P1 first, when the variant declares `[scores]` |
 
 use crate::Failure;
-use arrow_array::builder::{ListBuilder, MapBuilder, StringBuilder};
+use arrow_array::builder::{Int64Builder, ListBuilder, MapBuilder, StringBuilder};
 use arrow_array::{ArrayRef, BooleanArray, Int64Array, RecordBatch, StringArray, StructArray, UInt64Array};
 use arrow_schema::{DataType, Field, Fields, Schema};
 use parquet::arrow::ArrowWriter;
@@ -101,6 +102,8 @@ struct Row {
     first: Option<String>,
     turns: u64,
     decisions: u64,
+    /// Each seat's score; none when the variant declares no `[scores]`.
+    scores: Option<Vec<i64>>,
     counters: Vec<Option<i64>>,
     labels: Vec<(String, String)>,
     params: Vec<Option<Value>>,
@@ -174,6 +177,7 @@ impl Rows {
             first: seat(r.first),
             turns: r.turns as u64,
             decisions: r.decisions,
+            scores: variant.scores.is_some().then(|| r.scores.clone()),
             counters: self
                 .columns
                 .counters
@@ -288,6 +292,11 @@ fn schema(c: &Columns) -> Schema {
         Field::new("counters", struct_type(counters), false),
         Field::new("labels", labels_type(), false),
         Field::new("params", struct_type(params), false),
+        Field::new(
+            "scores",
+            DataType::List(Arc::new(Field::new("item", DataType::Int64, true))),
+            true,
+        ),
     ])
 }
 
@@ -330,6 +339,7 @@ impl Columns {
             "counters": counters,
             "labels": labels,
             "params": params,
+            "scores": r.scores,
         })
     }
 
@@ -342,6 +352,16 @@ impl Columns {
                 bots.values().append_value(b);
             }
             bots.append(true);
+        }
+        let mut scores = ListBuilder::new(Int64Builder::new());
+        for r in rows {
+            match &r.scores {
+                Some(seats) => {
+                    scores.values().append_slice(seats);
+                    scores.append(true);
+                }
+                None => scores.append(false),
+            }
         }
         let mut labels = MapBuilder::new(None, StringBuilder::new(), StringBuilder::new());
         for r in rows {
@@ -412,6 +432,7 @@ impl Columns {
             structure(counter_fields, counters)?,
             Arc::new(labels.finish()) as ArrayRef,
             structure(param_fields, params)?,
+            Arc::new(scores.finish()) as ArrayRef,
         ];
         Ok(RecordBatch::try_new(schema, columns)?)
     }

@@ -24,10 +24,20 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let game = load_game(&args.variant, &VariantArgs::default())?;
     let v = game.variant();
     let schema = if let Some(name) = &args.deck {
-        let deck = v.decks.iter().find(|d| &d.name == name).ok_or_else(|| {
-            let known: Vec<_> = v.decks.iter().map(|d| d.name.as_str()).collect();
-            Failure::usage(format!("--deck {name}: this variant's decks are: {}", known.join(", ")))
-        })?;
+        // A pile's places hold the cards of its deck: only decks are named.
+        let deck = v
+            .decks
+            .iter()
+            .find(|d| d.pile.is_none() && &d.name == name)
+            .ok_or_else(|| {
+                let known: Vec<_> = v
+                    .decks
+                    .iter()
+                    .filter(|d| d.pile.is_none())
+                    .map(|d| d.name.as_str())
+                    .collect();
+                Failure::usage(format!("--deck {name}: this variant's decks are: {}", known.join(", ")))
+            })?;
         let mut props = Map::new();
         props.insert(
             "id".into(),

@@ -262,7 +262,7 @@ impl Plan {
         command: &str,
         progress: &Progress,
     ) -> Result<Vec<GameResult>, Failure> {
-        let max = run.bounds.max_decisions;
+        let max = run.bounds.max_decisions_for(&self.variant);
         let results: Vec<Result<GameResult, Failed>> = pool.install(|| {
             indices
                 .into_par_iter()

@@ -77,6 +77,15 @@ fn the_openspiel_ports_play_identically_compiled() {
     }
 }
 
+/// The card-game structure on both engines: piles (moved, drawn into,
+/// refilled, shown by visibility), a deal round the table into hands, turns
+/// the rules hand to a seat (`end_turn_to`), and a card schema shared.
+#[test]
+fn the_card_game_test_variants_play_identically_compiled() {
+    plays_identically(&["compile", "tests/bots/oh-hell", "--verify", "6", "--set", "hands=2"]);
+    plays_identically(&["compile", "tests/bots/deck-builder", "--verify", "8"]);
+}
+
 /// Runs `rulesmith compile ... --verify`, which must succeed and find both
 /// engines identical.
 fn plays_identically(args: &[&str]) {

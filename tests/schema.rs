@@ -77,6 +77,16 @@ fn the_variant_schema_names_exactly_the_keys_the_loader_accepts() {
             "[decks.x.fields.y]\ntype = \"int\"\nzzz_probe = 1\n",
         ),
         (
+            "[card_schemas.*.*]",
+            item("card_schemas")["additionalProperties"].clone(),
+            "[card_schemas.x.y]\ntype = \"int\"\nzzz_probe = 1\n",
+        ),
+        (
+            "[piles.*]",
+            item("piles"),
+            "[piles.x]\ndeck = \"d\"\nvisible = \"owner\"\nzzz_probe = 1\n",
+        ),
+        (
             "[invariants.*]",
             item("invariants"),
             "[invariants.x]\ncheck = \"f\"\nzzz_probe = 1\n",

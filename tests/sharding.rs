@@ -230,3 +230,131 @@ fn a_sequential_comparison_stops_once_decided() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("expected one of P1, P2"));
 }
+
+#[test]
+fn rows_carry_each_seats_score_where_the_variant_declares_scores() {
+    let dir = scratch("rows-scores");
+    let rows = dir.join("rows.jsonl");
+    let out = ok(&[
+        "--engine",
+        "interpreted",
+        "simulate",
+        "tests/openspiel/kuhn-poker",
+        "--games",
+        "40",
+        "--rows",
+        &rows.display().to_string(),
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let text = std::fs::read_to_string(&rows).unwrap();
+    let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 40);
+    let scores: Vec<Vec<i64>> = lines
+        .iter()
+        .map(|l| {
+            l["scores"]
+                .as_array()
+                .unwrap_or_else(|| panic!("no scores in {l}"))
+                .iter()
+                .map(|s| s.as_i64().unwrap())
+                .collect()
+        })
+        .collect();
+    for s in &scores {
+        assert_eq!(s.len(), 2);
+        assert_eq!(s[0] + s[1], 0, "Kuhn poker is zero-sum: {s:?}");
+    }
+    assert!(scores.iter().any(|s| s[0] != 0), "chips changed hands");
+    // The rows add up to the summary's mean score per seat.
+    for (seat, stats) in v["summary"]["scores"].as_array().unwrap().iter().enumerate() {
+        let total: i64 = scores.iter().map(|s| s[seat]).sum();
+        let mean = stats["mean"].as_f64().unwrap();
+        assert!(
+            (total as f64 / 40.0 - mean).abs() < 1e-9,
+            "seat {seat}: {total} vs {mean}"
+        );
+    }
+    // Without [scores], the column is null.
+    let plain = dir.join("plain.jsonl");
+    ok(&[
+        "--engine",
+        "interpreted",
+        "simulate",
+        "tests/openspiel/tic-tac-toe",
+        "--games",
+        "3",
+        "--rows",
+        &plain.display().to_string(),
+    ]);
+    for l in std::fs::read_to_string(&plain).unwrap().lines() {
+        let l: serde_json::Value = serde_json::from_str(l).unwrap();
+        assert!(l["scores"].is_null(), "{l}");
+    }
+}
+
+#[test]
+fn the_decision_cap_defaults_to_the_variants_declared_longest_game() {
+    // Tic-tac-toe declaring 4 decisions at most: no game can end in 4, so
+    // simulate (and fuzz) call every game endless unless told otherwise.
+    let dir = scratch("declared-cap");
+    let variant = dir.join("short-ttt");
+    std::fs::create_dir_all(&variant).unwrap();
+    let source = root().join("tests/openspiel/tic-tac-toe");
+    let toml = std::fs::read_to_string(source.join("variant.toml")).unwrap();
+    assert!(toml.contains("max_decisions = 9"));
+    std::fs::write(
+        variant.join("variant.toml"),
+        toml.replace("max_decisions = 9", "max_decisions = 4"),
+    )
+    .unwrap();
+    std::fs::copy(source.join("rules.rhai"), variant.join("rules.rhai")).unwrap();
+    let v = variant.display().to_string();
+    let d = dir.display().to_string();
+    let capped = rulesmith(&[
+        "--engine",
+        "interpreted",
+        "simulate",
+        &v,
+        "--games",
+        "2",
+        "--failures",
+        &d,
+    ]);
+    assert_eq!(
+        capped.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&capped.stdout)
+    );
+    let err = String::from_utf8_lossy(&capped.stderr);
+    assert!(err.contains("4 decisions"), "{err}");
+    // The flag still wins.
+    ok(&[
+        "--engine",
+        "interpreted",
+        "simulate",
+        &v,
+        "--games",
+        "2",
+        "--max-decisions",
+        "9",
+    ]);
+    let fuzzed = rulesmith(&[
+        "--engine",
+        "interpreted",
+        "fuzz",
+        &v,
+        "--games",
+        "8",
+        "--json",
+        "--out",
+        &dir.join("finding.record").display().to_string(),
+    ]);
+    let text = String::from_utf8_lossy(&fuzzed.stdout);
+    assert!(
+        text.contains("4 decisions"),
+        "{text}\n{}",
+        String::from_utf8_lossy(&fuzzed.stderr)
+    );
+}

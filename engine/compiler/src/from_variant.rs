@@ -38,9 +38,12 @@ pub fn facts(v: &Variant) -> Facts {
                 (p.name.clone(), t)
             })
             .collect(),
+        // The decks scripts name: the places of piles come after them, and
+        // compiled code reaches those by the pile's name at run time.
         decks: v
             .decks
             .iter()
+            .filter(|d| d.pile.is_none())
             .map(|d| DeckFacts {
                 name: d.name.clone(),
                 fields: d

@@ -56,7 +56,10 @@ pub const NATIVES: &[&str] = &[
     "draw_game",
     "draw_secret",
     "eliminate",
+    "deal",
+    "draw_from",
     "end_turn",
+    "end_turn_to",
     "enter_step",
     "grid_compact",
     "grid_place",
@@ -68,8 +71,12 @@ pub const NATIVES: &[&str] = &[
     "mark",
     "max",
     "min",
+    "move_all",
+    "move_card",
     "narrate",
     "param",
+    "pile",
+    "pile_size",
     "print",
     "recall",
     "remember",
@@ -789,7 +796,10 @@ impl Infer<'_> {
                 bool_
             }
             "end_turn" | "draw_game" if arity(0) => unit,
-            "start_turns" | "set_actor" | "eliminate" | "win" | "reveal_secrets" | "reveal_decision" if arity(1) => {
+            "start_turns" | "end_turn_to" | "set_actor" | "eliminate" | "win" | "reveal_secrets"
+            | "reveal_decision"
+                if arity(1) =>
+            {
                 want(self, 0, int);
                 unit
             }
@@ -916,6 +926,46 @@ impl Infer<'_> {
                 want(self, 1, int);
                 want(self, 2, str_);
                 self.continuation(f, &args[2], Scalar::Str)?;
+                unit
+            }
+            "deal" if arity(4) || arity(5) => {
+                want(self, 0, str_);
+                want(self, 1, int);
+                want(self, 2, int);
+                want(self, 3, str_);
+                let last = args.len() - 1;
+                want(self, last, str_);
+                self.continuation(f, &args[last], Scalar::Str)?;
+                unit
+            }
+            "pile" if arity(2) => {
+                want(self, 0, str_);
+                want(self, 1, int);
+                self.t.store.array(str_, Len::Var)
+            }
+            "pile_size" if arity(2) => {
+                want(self, 0, str_);
+                want(self, 1, int);
+                int
+            }
+            "move_card" if arity(4) => {
+                want(self, 0, str_);
+                want(self, 1, str_);
+                want(self, 2, str_);
+                want(self, 3, int);
+                unit
+            }
+            "move_all" if arity(3) => {
+                want(self, 0, str_);
+                want(self, 1, str_);
+                want(self, 2, int);
+                unit
+            }
+            "draw_from" if arity(4) => {
+                want(self, 0, str_);
+                want(self, 1, int);
+                want(self, 2, int);
+                want(self, 3, str_);
                 unit
             }
             "shuffle_into" if arity(2) => {

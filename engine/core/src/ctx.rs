@@ -9,6 +9,7 @@
 //! adds the file, function and line.
 
 use crate::legal::{AsGiven, Legal, NOT_COLLECTING};
+pub use crate::piles::Place;
 use crate::state::{Action, ChanceSource, Core, MemoGroup, PendingChance, Seat, Status, MAX_ARGS};
 use crate::variant::Variant;
 use std::borrow::Cow;
@@ -31,6 +32,9 @@ pub struct Ctx {
     pub enter: Option<usize>,
     /// Queued: end the current turn.
     pub end_turn: bool,
+    /// The seat the rules gave the next turn (`end_turn_to`); none: the
+    /// next seat in play round the table.
+    pub next_seat: Option<Seat>,
     /// Queued: start the turn cycle with this seat active (`Some(None)`:
     /// rounds, with no active seat).
     pub start_turns: Option<Option<Seat>>,
@@ -151,6 +155,29 @@ impl Ctx {
             return Err("end_turn() before start_turns(): there is no turn to end".into());
         }
         self.end_turn = true;
+        self.next_seat = None;
+        Ok(())
+    }
+
+    /// `end_turn_to(seat)`: ends the current turn, and `seat` has the next
+    /// one (the trick's winner leads), instead of the next seat round the
+    /// table. Each such hand-over is a turn of the turn counter.
+    pub fn end_turn_to(&mut self, seat: i64) -> Result<(), String> {
+        let s = self.seat(seat)?;
+        if self.core.turn == 0 {
+            return Err("end_turn_to() before start_turns(): there is no turn to end".into());
+        }
+        if self.core.active.is_none() {
+            return Err(format!(
+                "end_turn_to(P{}) in rounds: no seat is active, so no seat can be given the next turn (use end_turn())",
+                s + 1
+            ));
+        }
+        if self.core.out[s] {
+            return Err(format!("end_turn_to(P{}): that seat is out of play", s + 1));
+        }
+        self.end_turn = true;
+        self.next_seat = Some(s);
         Ok(())
     }
 
@@ -432,6 +459,9 @@ impl Ctx {
             needed: count as u32,
             got: smallvec::SmallVec::new(),
             then: then.into(),
+            deal: None,
+            into: None,
+            refill: None,
         })
     }
 
@@ -465,6 +495,73 @@ impl Ctx {
             needed: count as u32,
             got: smallvec::SmallVec::new(),
             then: then.into(),
+            deal: None,
+            into: None,
+            refill: None,
+        })
+    }
+
+    /// `deal(deck, count, dealer, [pile,] then)`: `count` cards to every
+    /// seat in play from `deck` (a deck, or a pile on the table: a place
+    /// in `Core::decks`), one at a time round the table starting with the
+    /// seat left of `dealer` (the next in play), each seen only by the
+    /// seat it goes to; with `into` (a pile per seat that its owner sees),
+    /// each card lands in that seat's pile. One chance event; `then` gets
+    /// the cards seat by seat (see
+    /// [`PendingChance::outcomes_for_continuation`]).
+    pub fn deal(
+        &mut self,
+        deck: usize,
+        count: i64,
+        dealer: i64,
+        into: Option<usize>,
+        then: impl Into<Cow<'static, str>>,
+        variant: &Variant,
+    ) -> Result<(), String> {
+        let dealer = self.seat(dealer)?;
+        let name = &variant.decks[deck].name;
+        let into = match into {
+            None => None,
+            Some(p) => {
+                let pile = &variant.piles[p];
+                if !pile.per_seat || pile.visible != crate::variant::Visibility::Owner {
+                    return Err(format!(
+                        "deal('{name}', {count}, .., '{}', ..): a deal goes into a pile per seat that its owner sees (visible = \"owner\"); move the cards on from there",
+                        pile.name
+                    ));
+                }
+                if pile.deck != variant.deck_of_place(deck) {
+                    return Err(format!(
+                        "deal('{name}', {count}, .., '{}', ..): that pile holds cards of deck '{}'",
+                        pile.name, variant.decks[pile.deck].name
+                    ));
+                }
+                Some(pile.first as u32)
+            }
+        };
+        let Some(first) = crate::game::next_in_play(&self.core.out, dealer) else {
+            return Err(format!("deal('{name}', {count}, ..): no seat is in play"));
+        };
+        let seats = self.core.in_play() as i64;
+        let left = self.core.decks[deck].len() as i64;
+        if count < 1 || count.saturating_mul(seats) > left {
+            return Err(format!(
+                "deal('{name}', {count}, ..): {seats} seat(s) in play need {} card(s), and {left} are left (deal 1..={} each)",
+                count.saturating_mul(seats),
+                left / seats
+            ));
+        }
+        self.request(PendingChance {
+            source: ChanceSource::Deck {
+                deck,
+                visible_to: Some(first),
+            },
+            needed: (count * seats) as u32,
+            got: smallvec::SmallVec::new(),
+            then: then.into(),
+            deal: Some(first),
+            into,
+            refill: None,
         })
     }
 
@@ -601,6 +698,7 @@ pub struct Names {
     actions: HashMap<String, u16>,
     steps: HashMap<String, usize>,
     decks: HashMap<String, usize>,
+    piles: HashMap<String, usize>,
     stats: HashMap<String, usize>,
     params: HashMap<String, usize>,
     declared: Declared,
@@ -612,6 +710,7 @@ struct Declared {
     actions: Vec<String>,
     steps: Vec<String>,
     decks: Vec<String>,
+    piles: Vec<String>,
     stats: Vec<String>,
     params: Vec<String>,
 }
@@ -621,7 +720,14 @@ impl Names {
         let declared = Declared {
             actions: v.actions.iter().map(|a| a.template.name.clone()).collect(),
             steps: v.steps.iter().map(|s| s.name.clone()).collect(),
-            decks: v.decks.iter().map(|d| d.name.clone()).collect(),
+            // A pile's places are no decks: scripts name the pile.
+            decks: v
+                .decks
+                .iter()
+                .filter(|d| d.pile.is_none())
+                .map(|d| d.name.clone())
+                .collect(),
+            piles: v.piles.iter().map(|p| p.name.clone()).collect(),
             stats: v.stats.iter().map(|(n, _)| n.clone()).collect(),
             params: v.params.iter().map(|p| p.name.clone()).collect(),
         };
@@ -639,6 +745,7 @@ impl Names {
             actions: index(&declared.actions),
             steps: index(&declared.steps),
             decks: index(&declared.decks),
+            piles: index(&declared.piles),
             stats: index(&declared.stats),
             params: index(&declared.params),
             declared,
@@ -666,6 +773,24 @@ impl Names {
             format!(
                 "unknown deck '{name}' (declared decks: {})",
                 self.declared.decks.join(", ")
+            )
+        })
+    }
+
+    /// Where cards lie: a deck (its draw pile) or a declared pile.
+    pub fn place(&self, name: &str) -> Result<Place, String> {
+        if let Some(&d) = self.decks.get(name) {
+            return Ok(Place::Deck(d));
+        }
+        self.piles.get(name).map(|&p| Place::Pile(p)).ok_or_else(|| {
+            format!(
+                "no deck or pile '{name}' (declared decks: {}; piles: {})",
+                self.declared.decks.join(", "),
+                if self.declared.piles.is_empty() {
+                    "none".to_string()
+                } else {
+                    self.declared.piles.join(", ")
+                }
             )
         })
     }

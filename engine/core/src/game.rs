@@ -371,7 +371,13 @@ impl Game {
             turn: 0,
             status: StatusCell(Status::Ongoing),
             chance: None,
-            decks: self.variant.decks.iter().map(|d| d.full_pile()).collect(),
+            // Every copy in its deck; the places of piles start empty.
+            decks: self
+                .variant
+                .decks
+                .iter()
+                .map(|d| if d.pile.is_some() { Vec::new() } else { d.full_pile() })
+                .collect(),
             stats: vec![0; self.variant.stats.len()],
             secrets: Vec::new(),
             secret_decisions: Vec::new(),
@@ -625,13 +631,18 @@ impl Game {
         self.transaction(state, backup, |g, s| {
             Game::record_outcome(s, outcome);
             let p = s.core.chance.take().expect("checked above");
-            g.run(
-                s,
-                Entry::Resume {
-                    then: &p.then,
-                    outcomes: &p.got,
-                },
-            )?;
+            // A draw into a pile may have no continuation: the cards are
+            // where the rules wanted them.
+            if !p.then.is_empty() {
+                let outcomes = p.outcomes_for_continuation(&s.core.out);
+                g.run(
+                    s,
+                    Entry::Resume {
+                        then: &p.then,
+                        outcomes: &outcomes,
+                    },
+                )?;
+            }
             g.settle(s)
         })
     }
@@ -675,6 +686,38 @@ impl Game {
             let left = &mut s.core.decks[deck as usize];
             if let Some(i) = left.iter().position(|&c| c == card) {
                 left.remove(i);
+            }
+            // A pile run out mid-draw is made again from its refill pile.
+            if let Some(r) = p.refill {
+                if left.is_empty() && p.got.len() < p.needed as usize {
+                    let cards = std::mem::take(&mut s.core.decks[r as usize]);
+                    s.core.decks[deck as usize].extend(cards);
+                }
+            }
+            // Drawn into a pile (`draw_from`, a deal into hands): the card
+            // lies there now; a deal's is the seat's own place.
+            if let Some(into) = p.into {
+                let place = match (p.deal, &p.source) {
+                    (
+                        Some(_),
+                        ChanceSource::Deck {
+                            visible_to: Some(seat), ..
+                        },
+                    ) => into as usize + seat,
+                    _ => into as usize,
+                };
+                s.core.decks[place].push(card);
+            }
+        }
+        // A deal: the next card goes to the next seat in play.
+        if p.deal.is_some() {
+            if let ChanceSource::Deck {
+                visible_to: Some(seat), ..
+            } = &mut p.source
+            {
+                if let Some(next) = next_in_play(&s.core.out, *seat) {
+                    *seat = next;
+                }
             }
         }
     }
@@ -966,6 +1009,9 @@ impl Game {
         obj.insert("status".into(), json!(status));
         obj.insert("winner".into(), winner);
         obj.insert("to_move".into(), to_move);
+        if !self.variant.piles.is_empty() {
+            obj.insert("piles".into(), self.piles_seen(state, viewer));
+        }
         if self.variant.summary.is_some() {
             let viewer = viewer.map_or(-1, |v| v as i64);
             let value = match self.call_readonly(state, Entry::Summary { viewer })? {
@@ -988,6 +1034,39 @@ impl Game {
             }
         }
         Ok(order_keys(Value::Object(obj), &self.variant.key_order))
+    }
+
+    /// The declared piles as `viewer` sees them (None: what every seat
+    /// sees): the card ids of a pile it sees, in the order they came, else
+    /// how many cards it holds; a pile per seat as one entry per seat.
+    fn piles_seen(&self, state: &State, viewer: Option<Seat>) -> serde_json::Value {
+        use crate::variant::Visibility;
+        let v = &self.variant;
+        let place = |index: usize| -> serde_json::Value {
+            let (visible, owner) = crate::piles::visibility(v, index);
+            let sees = match visible {
+                Visibility::Everyone => true,
+                Visibility::Owner => owner.is_some() && owner == viewer,
+                Visibility::Nobody => false,
+            };
+            let cards = &state.core.decks[index];
+            if sees {
+                let deck = &v.decks[index];
+                serde_json::json!(cards.iter().map(|&c| &deck.cards[c as usize].id).collect::<Vec<_>>())
+            } else {
+                serde_json::json!(cards.len())
+            }
+        };
+        let mut out = serde_json::Map::new();
+        for p in &v.piles {
+            let value = if p.per_seat {
+                serde_json::Value::Array((0..state.core.seats).map(|s| place(p.first + s)).collect())
+            } else {
+                place(p.first)
+            };
+            out.insert(p.name.clone(), value);
+        }
+        serde_json::Value::Object(out)
     }
 
     /// The rule set's picture of the state for `viewer` (None: all).
@@ -1185,6 +1264,7 @@ impl Game {
         c.set_collecting(false);
         c.enter = None;
         c.end_turn = false;
+        c.next_seat = None;
         c.start_turns = None;
         c.legal.clear();
         c.recalling.clear();
@@ -1482,8 +1562,13 @@ impl Game {
                 return Ok(true);
             }
         }
-        // Rounds (no active seat) follow each other without passing a turn.
-        if let Some(from) = state.core.active {
+        // The seat the rules named (`end_turn_to`), if it is still in play
+        // (a turn-end script may have put it out since).
+        let named = self.ctx.borrow_mut().next_seat.take();
+        if let Some(seat) = named.filter(|&s| !state.core.out[s]) {
+            state.core.active = Some(seat);
+        } else if let Some(from) = state.core.active {
+            // Rounds (no active seat) follow each other without passing a turn.
             let Some(next) = next_in_play(&state.core.out, from) else {
                 state.core.status.0 = Status::Draw;
                 return Ok(true);
@@ -1516,7 +1601,7 @@ impl Game {
 
 /// The seat after `from` that is still in play, going round the table
 /// (`from` itself last); none when every seat is out.
-fn next_in_play(out: &[bool], from: usize) -> Option<usize> {
+pub(crate) fn next_in_play(out: &[bool], from: usize) -> Option<usize> {
     let n = out.len();
     let mut seat = if from < n { from } else { from % n.max(1) };
     for _ in 0..n {

@@ -10,10 +10,10 @@
 //! | `stat(LIT, ..)` | a counter (`[stats]`) |
 //! | `enter_step(LIT)` | a step |
 //! | `add(LIT, ..)`, `add_all(LIT, ..)` | an action |
-//! | `draw(LIT, ..)`, `draw_secret(LIT, ..)`, `card(LIT, ..)`, `reveal(LIT, ..)`, `deck_left(LIT)`, `card_ids(LIT)`, `shuffle_into(LIT, ..)` | a deck |
+//! | `draw(LIT, ..)`, `draw_secret(LIT, ..)`, `deal(LIT, ..)`, `card(LIT, ..)`, `reveal(LIT, ..)`, `deck_left(LIT)`, `card_ids(LIT)`, `shuffle_into(LIT, ..)` | a deck |
 //! | `param(LIT)` | a parameter |
 //! | `words(LIT)` | a `[notation]` enumeration |
-//! | `roll(.., .., LIT)`, `draw(.., [count,] LIT)`, `draw_secret(.., .., [count,] LIT)` | a rule-script function (the continuation) |
+//! | `roll(.., .., LIT)`, `draw(.., [count,] LIT)`, `draw_secret(.., .., [count,] LIT)`, `deal(.., .., .., LIT)` | a rule-script function (the continuation) |
 //!
 //! Names computed at run time are not checked. A deck name that also
 //! appears in a `has_deck(LIT)` call anywhere in the scripts is exempt: a
@@ -126,7 +126,22 @@ pub fn lint(v: &Variant) -> Vec<Diagnostic> {
                         known(v.actions.iter().map(|x| x.template.name.as_str()).collect())
                     ),
                 ),
-                ("draw" | "draw_secret" | "card" | "reveal" | "deck_left" | "card_ids" | "shuffle_into", Some((s, pos)))
+                ("deal", Some((s, pos)))
+                    if v.deck_index(s).is_none() && v.pile_index(s).is_none() && !guarded.contains(s.as_str()) =>
+                {
+                    report(
+                        pos,
+                        format!(
+                            "deal(\"{s}\"): no deck or pile '{s}' (declared decks: {}; piles: {})",
+                            known(v.decks.iter().filter(|x| x.pile.is_none()).map(|x| x.name.as_str()).collect()),
+                            known(v.piles.iter().map(|x| x.name.as_str()).collect())
+                        ),
+                    )
+                }
+                (
+                    "draw" | "draw_secret" | "card" | "reveal" | "deck_left" | "card_ids" | "shuffle_into",
+                    Some((s, pos)),
+                )
                     if v.deck_index(s).is_none() && !guarded.contains(s.as_str()) =>
                 {
                     report(
@@ -134,7 +149,7 @@ pub fn lint(v: &Variant) -> Vec<Diagnostic> {
                         format!(
                             "{}(\"{s}\"): no deck '{s}' (declared decks: {}; a deck only some variants declare must be guarded by has_deck(\"{s}\"))",
                             c.name,
-                            known(v.decks.iter().map(|x| x.name.as_str()).collect())
+                            known(v.decks.iter().filter(|x| x.pile.is_none()).map(|x| x.name.as_str()).collect())
                         ),
                     )
                 }
@@ -156,7 +171,8 @@ pub fn lint(v: &Variant) -> Vec<Diagnostic> {
             }
             let then = match (c.name.as_str(), c.args.len()) {
                 ("roll", 3) | ("draw_secret", 3) | ("draw", 3) => lit(2),
-                ("draw_secret", 4) | ("roll_secret", 4) => lit(3),
+                ("draw_secret", 4) | ("roll_secret", 4) | ("deal", 4) => lit(3),
+                ("deal", 5) => lit(4),
                 ("draw", 2) => lit(1),
                 _ => None,
             };

@@ -88,6 +88,44 @@ pub struct PendingChance {
     /// (borrowed when the rules name it with a `'static` string, as
     /// compiled rules do: no allocation per chance event).
     pub then: std::borrow::Cow<'static, str>,
+    /// A deal round the table (`deal`): the seat dealt the first card.
+    /// Each card is seen only by the seat it goes to (the source's
+    /// `visible_to`, which moves on to the next seat in play after every
+    /// card), and the continuation gets the cards seat by seat.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deal: Option<Seat>,
+    /// Where the cards go as they come (`draw_from`, a deal into a pile):
+    /// a place in `Core::decks`, for a deal the first seat's place of the
+    /// pile (seat `s`'s is `into + s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub into: Option<u32>,
+    /// A draw from a pile that declares `refill`: the place whose cards
+    /// are shuffled into the source once it runs out mid-event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refill: Option<u32>,
+}
+
+impl PendingChance {
+    /// The outcomes as the continuation receives them: in the order they
+    /// came, or for a deal seat by seat (every card of the first seat in
+    /// play in seat order, then the next seat's, ...), each seat's in the
+    /// order dealt.
+    pub fn outcomes_for_continuation(&self, out: &[bool]) -> std::borrow::Cow<'_, [Outcome]> {
+        let Some(first) = self.deal else {
+            return std::borrow::Cow::Borrowed(&self.got);
+        };
+        // The seats in the order they were dealt to, starting at `first`.
+        let n = out.len();
+        let order: Vec<Seat> = (0..n).map(|k| (first + k) % n).filter(|&s| !out[s]).collect();
+        let mut by_seat: Vec<(Seat, usize, Outcome)> = self
+            .got
+            .iter()
+            .enumerate()
+            .map(|(k, &o)| (order[k % order.len()], k, o))
+            .collect();
+        by_seat.sort_by_key(|&(seat, k, _)| (seat, k));
+        std::borrow::Cow::Owned(by_seat.into_iter().map(|(_, _, o)| o).collect())
+    }
 }
 
 /// How the game stands.

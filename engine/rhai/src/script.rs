@@ -27,6 +27,7 @@ use rulesmith_core::ctx::{Ctx, Names};
 use rulesmith_core::error::{Diagnostic, Frame, LoadError, ScriptError};
 use rulesmith_core::legal;
 use rulesmith_core::natives;
+use rulesmith_core::piles::Place;
 use rulesmith_core::rules::{Data, Entry, FunctionProfile, Limits, Reply, Rules};
 use rulesmith_core::source::{compile_source, fn_line, sandbox};
 use rulesmith_core::state::Outcome;
@@ -392,6 +393,12 @@ impl Info {
         Ok(self.names.deck(name)?)
     }
 
+    /// The place in the game's decks of deck or pile `name` for `seat`.
+    fn place(&self, ctx: &Ctx, name: &str, seat: INT, native: &str) -> NativeResult<usize> {
+        let place = self.names.place(name)?;
+        Ok(ctx.place_index(place, seat, &self.variant, native)?)
+    }
+
     fn card(&self, deck: usize, id: &str) -> NativeResult<usize> {
         Ok(self.variant.decks[deck].find(id)?)
     }
@@ -433,6 +440,7 @@ pub(crate) fn build_engine(
     register_add(&mut engine, info, ctx);
     register_chance(&mut engine, info, ctx);
     register_cards(&mut engine, info, ctx);
+    register_piles(&mut engine, info, ctx);
     register_telling(&mut engine, ctx);
     register_helpers(&mut engine);
     engine
@@ -529,6 +537,10 @@ fn register_flow(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) {
     let c = ctx.clone();
     engine.register_fn("end_turn", move || -> NativeResult<()> {
         Ok(c.borrow_mut().end_turn()?)
+    });
+    let c = ctx.clone();
+    engine.register_fn("end_turn_to", move |seat: INT| -> NativeResult<()> {
+        Ok(c.borrow_mut().end_turn_to(seat)?)
     });
     let c = ctx.clone();
     engine.register_fn("start_turns", move |seat: INT| -> NativeResult<()> {
@@ -695,6 +707,32 @@ fn register_chance(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>)
     engine.register_fn("draw", move |deck: &str, count: INT, then: &str| {
         public(deck, -1, count, then)
     });
+    // deal(deck, count, dealer, [pile,] then): count cards to every seat
+    // in play, one at a time from the dealer's left, each seen by its seat
+    // only (into the seat's own place of `pile` when given).
+    let (c, i) = (ctx.clone(), info.clone());
+    engine.register_fn(
+        "deal",
+        move |deck: &str, count: INT, dealer: INT, then: &str| -> NativeResult<()> {
+            let d = i.place(&c.borrow(), deck, -1, "deal")?;
+            i.check_continuation(then)?;
+            Ok(c.borrow_mut()
+                .deal(d, count, dealer, None, then.to_string(), &i.variant)?)
+        },
+    );
+    let (c, i) = (ctx.clone(), info.clone());
+    engine.register_fn(
+        "deal",
+        move |deck: &str, count: INT, dealer: INT, pile: &str, then: &str| -> NativeResult<()> {
+            let d = i.place(&c.borrow(), deck, -1, "deal")?;
+            let Place::Pile(p) = i.names.place(pile)? else {
+                return Err(format!("deal(.., '{pile}', ..): '{pile}' is a deck; cards are dealt into a pile").into());
+            };
+            i.check_continuation(then)?;
+            Ok(c.borrow_mut()
+                .deal(d, count, dealer, Some(p), then.to_string(), &i.variant)?)
+        },
+    );
     // shuffle_into(deck, ids): cards go back into the deck's draw pile.
     let (c, i) = (ctx.clone(), info.clone());
     engine.register_fn("shuffle_into", move |deck: &str, ids: Array| -> NativeResult<()> {
@@ -708,6 +746,58 @@ fn register_chance(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>)
         }
         Ok(c.borrow_mut().shuffle_into(d, &cards, &i.variant)?)
     });
+}
+
+/// Piles: where cards lie, per seat or on the table, and moving them.
+fn register_piles(engine: &mut Engine, info: &Rc<Info>, ctx: &Rc<RefCell<Ctx>>) {
+    // pile(name, seat): the card ids there, in the order they came.
+    let (c, i) = (ctx.clone(), info.clone());
+    engine.register_fn("pile", move |name: &str, seat: INT| -> NativeResult<Array> {
+        let c = c.borrow();
+        let at = i.place(&c, name, seat, "pile")?;
+        let deck = &i.variant.decks[at];
+        Ok(c.pile_cards(at)
+            .iter()
+            .map(|&k| Dynamic::from(deck.cards[k as usize].id.clone()))
+            .collect())
+    });
+    let (c, i) = (ctx.clone(), info.clone());
+    engine.register_fn("pile_size", move |name: &str, seat: INT| -> NativeResult<INT> {
+        let c = c.borrow();
+        let at = i.place(&c, name, seat, "pile_size")?;
+        Ok(c.pile_cards(at).len() as INT)
+    });
+    // move_card(id, from, to, seat) and move_all(from, to, seat): a pile
+    // per seat is `seat`'s own; a pile on the table or a deck ignores it.
+    let (c, i) = (ctx.clone(), info.clone());
+    engine.register_fn(
+        "move_card",
+        move |id: &str, from: &str, to: &str, seat: INT| -> NativeResult<()> {
+            let mut c = c.borrow_mut();
+            let f = i.place(&c, from, seat, "move_card")?;
+            let t = i.place(&c, to, seat, "move_card")?;
+            let card = i.card(i.variant.deck_of_place(f), id)? as u16;
+            Ok(c.move_card(card, f, t, &i.variant)?)
+        },
+    );
+    let (c, i) = (ctx.clone(), info.clone());
+    engine.register_fn("move_all", move |from: &str, to: &str, seat: INT| -> NativeResult<()> {
+        let mut c = c.borrow_mut();
+        let f = i.place(&c, from, seat, "move_all")?;
+        let t = i.place(&c, to, seat, "move_all")?;
+        Ok(c.move_all(f, t, &i.variant)?)
+    });
+    // draw_from(from, seat, count, to): cards drawn at random into a pile.
+    let (c, i) = (ctx.clone(), info.clone());
+    engine.register_fn(
+        "draw_from",
+        move |from: &str, seat: INT, count: INT, to: &str| -> NativeResult<()> {
+            let mut c = c.borrow_mut();
+            let f = i.place(&c, from, seat, "draw_from")?;
+            let t = i.place(&c, to, seat, "draw_from")?;
+            Ok(c.draw_from(f, seat, count, t, &i.variant)?)
+        },
+    );
 }
 
 /// Cards: revealing secrets, and running a card's own script.

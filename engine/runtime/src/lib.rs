@@ -503,7 +503,7 @@ impl Rt<'_> {
         }
     }
     pub fn has_deck(&self, name: &Str) -> bool {
-        self.variant.decks.iter().any(|d| d.name == name.as_str())
+        self.variant.deck_index(name.as_str()).is_some()
     }
     /// The variant's name tables, the interpreter's own (`Names`): built
     /// once per rule set, on the first name computed at run time.
@@ -608,6 +608,9 @@ impl Rt<'_> {
     pub fn end_turn(&mut self) -> Result<(), String> {
         self.cx.end_turn()
     }
+    pub fn end_turn_to(&mut self, seat: i64) -> Result<(), String> {
+        self.cx.end_turn_to(seat)
+    }
     pub fn start_turns(&mut self, seat: i64) -> Result<(), String> {
         self.cx.start_turns(seat)
     }
@@ -705,6 +708,74 @@ impl Rt<'_> {
 
     pub fn draw(&mut self, deck: usize, count: i64, visible_to: Option<i64>, then: &'static str) -> Result<(), String> {
         self.cx.draw(deck, count, visible_to, then, self.variant)
+    }
+
+    /// `deal(deck, count, dealer, [pile,] then)`; `deck` may name a pile
+    /// on the table too, so both names are resolved here.
+    pub fn deal(
+        &mut self,
+        deck: &Str,
+        count: i64,
+        dealer: i64,
+        pile: Option<&Str>,
+        then: &'static str,
+    ) -> Result<(), String> {
+        let from = self.place(deck, -1, "deal")?;
+        let into = match pile {
+            None => None,
+            Some(name) => match self.names().place(name.as_str())? {
+                rulesmith_core::Place::Pile(p) => Some(p),
+                rulesmith_core::Place::Deck(_) => {
+                    return Err(format!(
+                        "deal(.., '{name}', ..): '{name}' is a deck; cards are dealt into a pile"
+                    ))
+                }
+            },
+        };
+        self.cx.deal(from, count, dealer, into, then, self.variant)
+    }
+
+    // ----- piles -------------------------------------------------------------
+
+    /// The place in the game's decks of deck or pile `name` for `seat`.
+    fn place(&self, name: &Str, seat: i64, native: &str) -> Result<usize, String> {
+        let place = self.names().place(name.as_str())?;
+        self.cx.place_index(place, seat, self.variant, native)
+    }
+
+    pub fn pile(&self, name: &Str, seat: i64) -> Result<Vec<Str>, String> {
+        let at = self.place(name, seat, "pile")?;
+        let deck = &self.variant.decks[at];
+        Ok(self
+            .cx
+            .pile_cards(at)
+            .iter()
+            .map(|&k| Str::from(deck.cards[k as usize].id.clone()))
+            .collect())
+    }
+
+    pub fn pile_size(&self, name: &Str, seat: i64) -> Result<i64, String> {
+        let at = self.place(name, seat, "pile_size")?;
+        Ok(self.cx.pile_cards(at).len() as i64)
+    }
+
+    pub fn move_card(&mut self, id: &Str, from: &Str, to: &Str, seat: i64) -> Result<(), String> {
+        let f = self.place(from, seat, "move_card")?;
+        let t = self.place(to, seat, "move_card")?;
+        let card = self.variant.decks[self.variant.deck_of_place(f)].find(id.as_str())? as u16;
+        self.cx.move_card(card, f, t, self.variant)
+    }
+
+    pub fn move_all(&mut self, from: &Str, to: &Str, seat: i64) -> Result<(), String> {
+        let f = self.place(from, seat, "move_all")?;
+        let t = self.place(to, seat, "move_all")?;
+        self.cx.move_all(f, t, self.variant)
+    }
+
+    pub fn draw_from(&mut self, from: &Str, seat: i64, count: i64, to: &Str) -> Result<(), String> {
+        let f = self.place(from, seat, "draw_from")?;
+        let t = self.place(to, seat, "draw_from")?;
+        self.cx.draw_from(f, seat, count, t, self.variant)
     }
 
     pub fn shuffle_into(&mut self, deck: usize, ids: &[Str]) -> Result<(), String> {

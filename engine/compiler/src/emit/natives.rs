@@ -57,7 +57,8 @@ impl Emit<'_> {
                 format!("rt.{name}()")
             }
             "end_turn" => format!("rt.end_turn(){at}"),
-            "is_out" | "start_turns" | "set_actor" | "eliminate" | "win" | "reveal_secrets" | "reveal_decision" => {
+            "is_out" | "start_turns" | "end_turn_to" | "set_actor" | "eliminate" | "win" | "reveal_secrets"
+            | "reveal_decision" => {
                 let (lets, n) = self.args(args, &ints);
                 format!("{{ {lets} rt.{name}({}){at} }}", n[0])
             }
@@ -161,6 +162,44 @@ impl Emit<'_> {
                 let count = n.first().map_or("1", String::as_str);
                 let then = args[last].str_lit().unwrap_or_default();
                 format!("{{ {deck_lets} {lets} rt.draw({i}, {count}, None, {then:?}){at} }}")
+            }
+            "deal" => {
+                // deal(deck, count, dealer, [pile,] then): names resolved at
+                // run time (a deck or a pile on the table).
+                let last = args.len() - 1;
+                let mut want = vec![Some(str_), Some(int), Some(int)];
+                if last == 4 {
+                    want.push(Some(str_));
+                }
+                let (lets, n) = self.args(&args[..last], &want);
+                let pile = n.get(3).map_or("None".to_string(), |p| format!("Some(&{p})"));
+                let then = args[last].str_lit().unwrap_or_default();
+                format!(
+                    "{{ {lets} rt.deal(&{}, {}, {}, {pile}, {then:?}){at} }}",
+                    n[0], n[1], n[2]
+                )
+            }
+            "pile" | "pile_size" => {
+                let (lets, n) = self.args(args, &[Some(str_), Some(int)]);
+                format!("{{ {lets} rt.{name}(&{}, {}){at} }}", n[0], n[1])
+            }
+            "move_card" => {
+                let (lets, n) = self.args(args, &[Some(str_), Some(str_), Some(str_), Some(int)]);
+                format!(
+                    "{{ {lets} rt.move_card(&{}, &{}, &{}, {}){at} }}",
+                    n[0], n[1], n[2], n[3]
+                )
+            }
+            "move_all" => {
+                let (lets, n) = self.args(args, &[Some(str_), Some(str_), Some(int)]);
+                format!("{{ {lets} rt.move_all(&{}, &{}, {}){at} }}", n[0], n[1], n[2])
+            }
+            "draw_from" => {
+                let (lets, n) = self.args(args, &[Some(str_), Some(int), Some(int), Some(str_)]);
+                format!(
+                    "{{ {lets} rt.draw_from(&{}, {}, {}, &{}){at} }}",
+                    n[0], n[1], n[2], n[3]
+                )
             }
             "shuffle_into" => {
                 let i = deck_or_fail!(&args[0]);

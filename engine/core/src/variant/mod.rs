@@ -209,6 +209,41 @@ pub struct Deck {
     pub fields: Vec<FieldDef>,
     pub hooks: BTreeMap<String, usize>,
     pub cards: Vec<Card>,
+    /// For the place of a declared pile (one per seat, or the table's):
+    /// the pile, in [`Variant::piles`]. Such a place holds cards of the
+    /// pile's deck (these are a copy of its cards), starts empty, and is
+    /// no deck scripts can name.
+    pub pile: Option<usize>,
+}
+
+/// Who sees the cards of a pile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Visibility {
+    /// Only the seat the pile belongs to (a hand).
+    Owner,
+    /// Every seat (a trick, a supply, cards in play).
+    Everyone,
+    /// No seat (a draw pile): only how many cards it holds.
+    Nobody,
+}
+
+/// `[piles.NAME]`: a named pile of a deck's cards, per seat or shared.
+/// Each pile has places in [`Variant::decks`] (one per seat up to the
+/// most players, or one): cards move between places, a draw takes cards
+/// from a place at random, and the engine shows and hides them by
+/// `visible`.
+#[derive(Clone, Debug)]
+pub struct Pile {
+    pub name: String,
+    /// The deck whose cards the pile holds.
+    pub deck: usize,
+    pub per_seat: bool,
+    pub visible: Visibility,
+    /// The pile shuffled in when a draw finds this one short.
+    pub refill: Option<usize>,
+    /// Its first place in [`Variant::decks`] (seat `s`'s: `first + s`).
+    pub first: usize,
+    pub doc: String,
 }
 
 /// A tensor the variant lays out in its summary: the numbers of field `key`
@@ -340,7 +375,10 @@ pub struct Variant {
     pub key_order: Vec<String>,
     /// `[output] legend`: what the board's signs mean, for `rulesmith play`.
     pub legend: Option<String>,
+    /// The decks, then the places of the piles (see [`Pile`]).
     pub decks: Vec<Deck>,
+    /// `[piles]`, in declaration order.
+    pub piles: Vec<Pile>,
     /// Counters the scripts may bump, with their descriptions.
     pub stats: Vec<(String, String)>,
     pub invariants: Vec<Invariant>,
@@ -404,8 +442,22 @@ impl Variant {
         self.actions.iter().position(|a| a.template.name == name)
     }
 
+    /// A deck scripts may name (not a pile's place).
     pub fn deck_index(&self, name: &str) -> Option<usize> {
-        self.decks.iter().position(|d| d.name == name)
+        self.decks.iter().position(|d| d.name == name && d.pile.is_none())
+    }
+
+    pub fn pile_index(&self, name: &str) -> Option<usize> {
+        self.piles.iter().position(|p| p.name == name)
+    }
+
+    /// The deck whose cards place `place` of [`Variant::decks`] holds: the
+    /// deck itself, or a pile's deck.
+    pub fn deck_of_place(&self, place: usize) -> usize {
+        match self.decks[place].pile {
+            Some(p) => self.piles[p].deck,
+            None => place,
+        }
     }
 
     /// Applies a `--set KEY=VALUE` override: a parameter, or
@@ -433,8 +485,13 @@ impl Variant {
     }
 
     fn set_deck(&mut self, name: &str, file: &Path) -> Result<(), String> {
-        let Some(i) = self.decks.iter().position(|d| d.name == name) else {
-            let known: Vec<_> = self.decks.iter().map(|d| d.name.as_str()).collect();
+        let Some(i) = self.decks.iter().position(|d| d.name == name && d.pile.is_none()) else {
+            let known: Vec<_> = self
+                .decks
+                .iter()
+                .filter(|d| d.pile.is_none())
+                .map(|d| d.name.as_str())
+                .collect();
             return Err(format!("unknown deck '{name}'; this variant has: {}", known.join(", ")));
         };
         let src = self.deck_sources[i].clone();
@@ -446,6 +503,12 @@ impl Variant {
         self.files = loader.files;
         match deck {
             Some(d) if loader.diags.is_empty() => {
+                // The places of its piles hold the same cards.
+                for place in self.decks.iter_mut() {
+                    if place.pile.is_some_and(|p| self.piles[p].deck == i) {
+                        place.cards = d.cards.clone();
+                    }
+                }
                 self.decks[i] = d;
                 self.rebuild_derived_enums()
             }
@@ -539,7 +602,11 @@ const STRUCT_EXAMPLES: &[(&str, &str)] = &[
     ),
     (
         "RawDeckRef",
-        "[decks.cards] with file = \"cards.toml\" (and optionally fields, hooks)",
+        "[decks.cards] with file = \"cards.toml\" (and optionally schema, fields, hooks)",
+    ),
+    (
+        "RawPile",
+        "[piles.hand] with deck = \"cards\" and visible = \"owner\" (and optionally per_seat, refill, doc)",
     ),
     (
         "RawField",
@@ -637,6 +704,7 @@ fn parse_value_text(text: &str, like: &Value) -> Value {
 struct MergedDeck {
     decl: (usize, Spanned<String>),
     file: Option<(usize, Spanned<String>)>,
+    schema: Option<(usize, Spanned<String>)>,
     fields: IndexMap<String, (usize, Spanned<String>, RawField)>,
     hooks: BTreeMap<String, usize>,
 }
@@ -885,6 +953,9 @@ impl Loader {
         let mut key_order = Vec::new();
         let mut legend = None;
         let mut decks: IndexMap<String, MergedDeck> = IndexMap::new();
+        type SchemaFields = IndexMap<String, (usize, Spanned<String>, RawField)>;
+        let mut card_schemas: IndexMap<String, SchemaFields> = IndexMap::new();
+        let mut piles: IndexMap<String, (usize, Spanned<String>, raw::RawPile)> = IndexMap::new();
         let mut stats: IndexMap<String, String> = IndexMap::new();
         let mut invariants: IndexMap<String, Invariant> = IndexMap::new();
         let mut scores: Option<(usize, raw::RawScores)> = None;
@@ -1007,16 +1078,31 @@ impl Loader {
                 let m = decks.entry(name).or_insert_with(|| MergedDeck {
                     decl: (file, k),
                     file: None,
+                    schema: None,
                     fields: IndexMap::new(),
                     hooks: BTreeMap::new(),
                 });
                 if let Some(f) = d.file {
                     m.file = Some((file, f));
                 }
+                if let Some(s) = d.schema {
+                    m.schema = Some((file, s));
+                }
                 for (fk, fv) in d.fields {
                     m.fields.insert(fk.get_ref().clone(), (file, fk, fv));
                 }
                 m.hooks.extend(d.hooks);
+            }
+            for (k, p) in raw.piles {
+                // Replaced as a whole.
+                piles.insert(k.get_ref().clone(), (file, k, p));
+            }
+            for (k, fields) in raw.card_schemas {
+                // Field by field, as a deck's own fields.
+                let m = card_schemas.entry(k.into_inner()).or_default();
+                for (fk, fv) in fields {
+                    m.insert(fk.get_ref().clone(), (file, fk, fv));
+                }
             }
             if let Some(sc) = raw.scores {
                 // Replaced as a whole: a range and its sum go together.
@@ -1123,7 +1209,33 @@ impl Loader {
         // Decks.
         let mut deck_list = Vec::new();
         let mut deck_sources = Vec::new();
-        for (name, d) in decks {
+        for (name, mut d) in decks {
+            // A shared schema's fields first, then the deck's own.
+            if let Some((file, schema)) = &d.schema {
+                match card_schemas.get(schema.get_ref()) {
+                    Some(shared) => {
+                        let mut fields = shared.clone();
+                        fields.extend(std::mem::take(&mut d.fields));
+                        d.fields = fields;
+                    }
+                    None => {
+                        let loc = self.loc(*file, schema);
+                        let known: Vec<&str> = card_schemas.keys().map(String::as_str).collect();
+                        self.error(
+                            &loc,
+                            format!(
+                                "deck '{name}': no card schema '{}' (declared in [card_schemas]: {})",
+                                schema.get_ref(),
+                                if known.is_empty() {
+                                    "none".to_string()
+                                } else {
+                                    known.join(", ")
+                                }
+                            ),
+                        );
+                    }
+                }
+            }
             let fields = self.field_defs(&d);
             let Some((file, deck_file)) = &d.file else {
                 let loc = self.loc(d.decl.0, &d.decl.1);
@@ -1150,6 +1262,8 @@ impl Loader {
                 deck_list.push(deck);
             }
         }
+
+        let pile_list = self.piles(piles, &mut deck_list, players.max);
 
         // Notation enumerations: word lists, or words made of decks' card ids.
         let mut derived_enums = Vec::new();
@@ -1409,6 +1523,7 @@ impl Loader {
             key_order,
             legend,
             decks: deck_list,
+            piles: pile_list,
             stats: stats.into_iter().collect(),
             invariants: invariants.into_values().collect(),
             scores,
@@ -1510,6 +1625,127 @@ impl Loader {
             sum,
             doc: sc.doc.unwrap_or_default(),
         }
+    }
+
+    /// The declared piles, checked, with their places appended to `decks`
+    /// (one per seat up to `max_players`, or one for the table).
+    fn piles(
+        &mut self,
+        piles: IndexMap<String, (usize, Spanned<String>, raw::RawPile)>,
+        decks: &mut Vec<Deck>,
+        max_players: usize,
+    ) -> Vec<Pile> {
+        let names: Vec<String> = piles.keys().cloned().collect();
+        let mut out = Vec::new();
+        let mut refills = Vec::new();
+        for (name, (file, key, p)) in piles {
+            let Some(deck) = decks
+                .iter()
+                .position(|d| d.pile.is_none() && d.name == *p.deck.get_ref())
+            else {
+                let loc = self.loc(file, &p.deck);
+                let known: Vec<&str> = decks
+                    .iter()
+                    .filter(|d| d.pile.is_none())
+                    .map(|d| d.name.as_str())
+                    .collect();
+                self.error(
+                    &loc,
+                    format!(
+                        "pile '{name}': no deck '{}' (declared decks: {})",
+                        p.deck.get_ref(),
+                        known.join(", ")
+                    ),
+                );
+                continue;
+            };
+            if decks.iter().any(|d| d.pile.is_none() && d.name == name) {
+                let loc = self.loc(file, &key);
+                self.error(
+                    &loc,
+                    format!("pile '{name}' has the name of a deck: scripts name both, so they must differ"),
+                );
+                continue;
+            }
+            let per_seat = p.per_seat.unwrap_or(true);
+            let visible = match p.visible.get_ref().as_str() {
+                "owner" if per_seat => Visibility::Owner,
+                "owner" => {
+                    let loc = self.loc(file, &p.visible);
+                    self.error(
+                        &loc,
+                        format!("pile '{name}' is on the table (per_seat = false), so it has no owner to see it: visible = \"everyone\" or \"nobody\""),
+                    );
+                    continue;
+                }
+                "everyone" => Visibility::Everyone,
+                "nobody" => Visibility::Nobody,
+                other => {
+                    let loc = self.loc(file, &p.visible);
+                    self.error(
+                        &loc,
+                        format!("pile '{name}': visible = \"{other}\" is none of \"owner\", \"everyone\", \"nobody\""),
+                    );
+                    continue;
+                }
+            };
+            let first = decks.len();
+            let base = decks[deck].clone();
+            let places = if per_seat { max_players } else { 1 };
+            for s in 0..places {
+                decks.push(Deck {
+                    name: if per_seat {
+                        format!("{name}.P{}", s + 1)
+                    } else {
+                        name.clone()
+                    },
+                    pile: Some(out.len()),
+                    ..base.clone()
+                });
+            }
+            refills.push(p.refill.map(|r| (file, r)));
+            out.push(Pile {
+                name,
+                deck,
+                per_seat,
+                visible,
+                refill: None,
+                first,
+                doc: p.doc.unwrap_or_default(),
+            });
+        }
+        for (i, r) in refills.into_iter().enumerate() {
+            let Some((file, r)) = r else { continue };
+            match out.iter().position(|p| p.name == *r.get_ref()) {
+                Some(j) if out[j].deck == out[i].deck && out[j].per_seat == out[i].per_seat && j != i => {
+                    out[i].refill = Some(j)
+                }
+                Some(_) => {
+                    let loc = self.loc(file, &r);
+                    self.error(
+                        &loc,
+                        format!(
+                            "pile '{}': refill = \"{}\" must be another pile of the same deck, per seat as this one is or not",
+                            out[i].name,
+                            r.get_ref()
+                        ),
+                    );
+                }
+                None => {
+                    let loc = self.loc(file, &r);
+                    self.error(
+                        &loc,
+                        format!(
+                            "pile '{}': no pile '{}' to refill it from (declared piles: {})",
+                            out[i].name,
+                            r.get_ref(),
+                            names.join(", ")
+                        ),
+                    );
+                }
+            }
+        }
+        out
     }
 
     fn field_defs(&mut self, d: &MergedDeck) -> Vec<FieldDef> {
@@ -1685,6 +1921,7 @@ impl Loader {
             fields,
             hooks,
             cards,
+            pile: None,
         })
     }
 }

@@ -26,6 +26,13 @@ pub struct RawFile {
     pub output: Option<RawOutput>,
     #[serde(default)]
     pub decks: IndexMap<Spanned<String>, RawDeckRef>,
+    /// `[card_schemas.NAME]`: card fields several decks share (a deck
+    /// names one with `schema = "NAME"`).
+    /// `[piles.NAME]`: named piles of a deck's cards, per seat or shared.
+    #[serde(default)]
+    pub piles: IndexMap<Spanned<String>, RawPile>,
+    #[serde(default)]
+    pub card_schemas: IndexMap<Spanned<String>, IndexMap<Spanned<String>, RawField>>,
     #[serde(default)]
     pub stats: IndexMap<Spanned<String>, String>,
     #[serde(default)]
@@ -199,11 +206,29 @@ pub struct RawDeckRef {
     /// Required when a deck is first declared; an extending variant may
     /// give only a new file, or only more fields or hooks.
     pub file: Option<Spanned<String>>,
+    /// A `[card_schemas]` table whose fields the cards have, before the
+    /// deck's own `fields` (which add to them or replace them by name).
+    pub schema: Option<Spanned<String>>,
     #[serde(default)]
     pub fields: IndexMap<Spanned<String>, RawField>,
     /// Hook functions a card script may define, with their arity.
     #[serde(default)]
     pub hooks: BTreeMap<String, usize>,
+}
+
+/// `[piles.hand] deck = "cards", per_seat = true, visible = "owner"`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPile {
+    pub deck: Spanned<String>,
+    /// One pile per seat (the default), or one on the table.
+    pub per_seat: Option<bool>,
+    /// Who sees the cards: "owner", "everyone" or "nobody".
+    pub visible: Spanned<String>,
+    /// The pile whose cards are shuffled in when a draw finds this one
+    /// short (a discard pile made into a new draw pile).
+    pub refill: Option<Spanned<String>>,
+    pub doc: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -29,9 +29,12 @@ impl Coverage {
         Coverage {
             steps: zero(v.steps.iter().map(|s| s.name.clone()).collect()),
             actions: zero(v.actions.iter().map(|a| a.template.name.clone()).collect()),
+            // By deck: a card drawn from one of a pile's places counts for
+            // the pile's deck.
             cards: zero(
                 v.decks
                     .iter()
+                    .filter(|d| d.pile.is_none())
                     .flat_map(|d| d.cards.iter().map(move |c| format!("{}/{}", d.name, c.id)))
                     .collect(),
             ),

@@ -226,7 +226,8 @@ fn play_tallied(
                 });
                 let text = game.outcome_text(o);
                 if let Outcome::Card { deck, .. } = o {
-                    let d = &game.variant().decks[deck as usize];
+                    let v = game.variant();
+                    let d = &v.decks[v.deck_of_place(deck as usize)];
                     count(&mut cov.cards, &format!("{}/{}", d.name, text));
                 }
                 g.record.chance(text);
