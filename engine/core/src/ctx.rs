@@ -9,11 +9,19 @@
 //! adds the file, function and line.
 
 use crate::legal::{AsGiven, Legal, NOT_COLLECTING};
-pub use crate::piles::Place;
 use crate::state::{Action, ChanceSource, Core, MemoGroup, PendingChance, Seat, Status, MAX_ARGS};
 use crate::variant::Variant;
 use std::borrow::Cow;
 use std::collections::HashMap;
+
+/// Where cards lie, as scripts name it: a deck (its draw pile) or a
+/// declared pile (`Names::place`; the natives that move cards between
+/// places are in `piles.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    Deck(usize),
+    Pile(usize),
+}
 
 /// What a rule call may read and change. While a rule runs, the engine's
 /// [`Core`] is moved into it; requests that need more rule calls
@@ -539,7 +547,7 @@ impl Ctx {
                 Some(pile.first as u32)
             }
         };
-        let Some(first) = crate::game::next_in_play(&self.core.out, dealer) else {
+        let Some(first) = crate::state::next_in_play(&self.core.out, dealer) else {
             return Err(format!("deal('{name}', {count}, ..): no seat is in play"));
         };
         let seats = self.core.in_play() as i64;

@@ -14,7 +14,8 @@ use crate::notation::normalized;
 use crate::rng;
 use crate::rules::{Data, Entry, FunctionProfile, Reply, Rules};
 use crate::state::{
-    Action, ChanceSource, Core, History, Outcome, Seat, SecretDraw, SecretRoll, State, Status, StatusCell, Step, ToMove,
+    next_in_play, Action, ChanceSource, Core, History, Outcome, Seat, SecretDraw, SecretRoll, State, Status,
+    StatusCell, Step, ToMove,
 };
 use crate::variant::{Actor, FnRef, ScoreSum, Variant};
 use std::cell::RefCell;
@@ -1597,23 +1598,6 @@ impl Game {
         self.run(state, Entry::Enter { step })?;
         Ok(true)
     }
-}
-
-/// The seat after `from` that is still in play, going round the table
-/// (`from` itself last); none when every seat is out.
-pub(crate) fn next_in_play(out: &[bool], from: usize) -> Option<usize> {
-    let n = out.len();
-    let mut seat = if from < n { from } else { from % n.max(1) };
-    for _ in 0..n {
-        seat += 1;
-        if seat == n {
-            seat = 0;
-        }
-        if !out[seat] {
-            return Some(seat);
-        }
-    }
-    None
 }
 
 /// Orders object keys: those in `order` first, in that order, then the rest

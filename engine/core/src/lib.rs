@@ -36,10 +36,10 @@ pub mod source;
 pub mod state;
 pub mod variant;
 
+pub use ctx::Place;
 pub use ctx::{Ctx, Names};
 pub use error::{Diagnostic, Frame, GameError, LoadError, RecordError, ScriptError};
 pub use game::Game;
-pub use piles::Place;
 pub use rules::{Data, Entry, FunctionProfile, Limits, NativeData, Reply, Rules};
 pub use state::{Action, Outcome, Seat, State, Status, ToMove};
 pub use variant::Variant;

@@ -10,17 +10,9 @@
 //! place into a pile everyone sees is revealed. Who sees what follows from
 //! the declared `visible`, without the designer writing it.
 
-use crate::ctx::Ctx;
+use crate::ctx::{Ctx, Place};
 use crate::state::{ChanceSource, PendingChance, Seat};
 use crate::variant::{Variant, Visibility};
-
-/// Where cards lie, as scripts name it: a deck (its draw pile) or a
-/// declared pile.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Place {
-    Deck(usize),
-    Pile(usize),
-}
 
 /// Who sees the cards at a place of `Core::decks`: a deck's draw pile is
 /// seen by nobody; a pile's place by its declared `visible` (and for a

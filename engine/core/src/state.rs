@@ -519,6 +519,23 @@ impl Core {
     }
 }
 
+/// The seat after `from` that is still in play, going round the table
+/// (`from` itself last); none when every seat is out.
+pub(crate) fn next_in_play(out: &[bool], from: usize) -> Option<usize> {
+    let n = out.len();
+    let mut seat = if from < n { from } else { from % n.max(1) };
+    for _ in 0..n {
+        seat += 1;
+        if seat == n {
+            seat = 0;
+        }
+        if !out[seat] {
+            return Some(seat);
+        }
+    }
+    None
+}
+
 /// Who must act next.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum ToMove {

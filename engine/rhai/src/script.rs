@@ -23,11 +23,11 @@ use rhai::{
     Array, CallFnOptions, Dynamic, Engine, EvalAltResult, FuncArgs, ImmutableString, Map, NativeCallContext, Position,
     Scope, AST, INT,
 };
+use rulesmith_core::ctx::Place;
 use rulesmith_core::ctx::{Ctx, Names};
 use rulesmith_core::error::{Diagnostic, Frame, LoadError, ScriptError};
 use rulesmith_core::legal;
 use rulesmith_core::natives;
-use rulesmith_core::piles::Place;
 use rulesmith_core::rules::{Data, Entry, FunctionProfile, Limits, Reply, Rules};
 use rulesmith_core::source::{compile_source, fn_line, sandbox};
 use rulesmith_core::state::Outcome;
