@@ -1,11 +1,12 @@
 //! `rulesmith check VARIANT`: load, validate, compile (the compiler's front
-//! end, no build) and play a few games; report the first problem.
+//! end, no build) and play a few games, checking invariants and that no
+//! secret decision shows before its reveal; report the first problem.
 
 use crate::common::{all_sets, load_game, report_failure, BoundArgs, FailedGame, VariantArgs};
 use crate::Failure;
 use rulesmith_core::record::Record;
 use rulesmith_core::{rng, Game, GameError, State};
-use rulesmith_lab::{playout, sim};
+use rulesmith_lab::{playout, secrecy, sim};
 use std::path::PathBuf;
 
 /// Random games played per player count to smoke out run-time errors.
@@ -104,9 +105,21 @@ fn smoke_game(game: &Game, n: usize, seed: u64, record: &mut Record, max: u64, p
     if check_invariants {
         invariants_hold(game, &state, played)?;
     }
+    // Up to the first decision: then one decision at a time (with the
+    // chance after it), the same game as one playout, with the invariants
+    // checked in between and every secret decision checked not to show
+    // before it is revealed.
+    playout::random_playout(game, &mut state, &mut r, Some(&mut *record), 0)?;
     while !state.is_terminal() && played < max {
-        // One decision at a time (with the chance before it): the same
-        // game as one playout, with the invariants checked in between.
+        if game.decision_is_secret(&state) {
+            let legal = game.legal_actions(&state)?;
+            if let Some(leak) = secrecy::secret_decision_leak(game, &state, &legal)? {
+                return Err(GameError::Rules(format!(
+                    "after {played} decision(s) (turn {}): {leak}",
+                    state.core.turn
+                )));
+            }
+        }
         played += playout::random_playout(game, &mut state, &mut r, Some(&mut *record), 1)?.decisions;
         if check_invariants {
             invariants_hold(game, &state, played)?;

@@ -53,6 +53,38 @@ fn check_runs_the_invariants_in_its_smoke_games() {
     assert!(dir.join("check-failure-no-final-true-0.record").exists(), "{err}");
 }
 
+/// `check` commits every secret decision of its smoke games in several
+/// ways: a secret bid that shows in the other seat's summary before the
+/// reveal fails, naming the step, the seats and two bids told apart; the
+/// secret rounds that keep their bids hidden pass.
+#[test]
+fn check_finds_a_secret_bid_that_shows_before_the_reveal() {
+    let dir = root().join("target").join("cli-tests").join("check-secret-leak");
+    let _ = std::fs::remove_dir_all(&dir);
+    let o = rulesmith(&[
+        "check",
+        "tests/fuzz-variants/leaky-bid",
+        "--failures",
+        &dir.display().to_string(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("step 'bid' is secret, but P2's summary shows what P1 decided in it before it is revealed"),
+        "{err}"
+    );
+    assert!(err.contains("'bid 1' and 'bid 2' look different to P2"), "{err}");
+    for v in [
+        "tests/openspiel/oshi-zumo",
+        "tests/bots/high-bid",
+        "variants/battlefield-space",
+        "variants/battleship-galaxies",
+    ] {
+        let o = rulesmith(&["check", v]);
+        assert!(o.status.success(), "{v}: {}", stderr(&o));
+    }
+}
+
 /// A field assigned under a misspelt name (`this.cuont = ...`) is a
 /// warning of `check`, at the line that writes it, naming the field meant.
 #[test]

@@ -63,16 +63,21 @@ fn space_war_on_the_hex_board_and_with_the_memo_plays_identically_compiled() {
 }
 
 /// The OpenSpiel ports (`tests/openspiel`) the other tests do not cover:
-/// scores (`set_score`, `[scores]`) in Kuhn poker, and Breakthrough's
+/// scores (`set_score`, `[scores]`) in Kuhn poker, Breakthrough's
 /// notation (declared ranges, a range relative to another slot, touching
 /// slots: the engine's, so compiled rules list and write the same
-/// actions). Liar's dice is left out: its `roll_secret` continuation takes
-/// its faces into a dynamic parameter, which the emitted dispatch does not
-/// convert yet, so its compiled build fails (a known defect, in the
-/// closing note of 2026-11-28).
+/// actions), Liar's dice's secret rolls (a continuation whose parameter is
+/// dynamic, `this.dice[0] = faces` into an array of arrays: the dispatch
+/// converts the faces to a `Value`, where it once failed to build) and
+/// Oshi-Zumo's secret round of bids.
 #[test]
 fn the_openspiel_ports_play_identically_compiled() {
-    for (port, games) in [("kuhn-poker", "30"), ("breakthrough", "10")] {
+    for (port, games) in [
+        ("kuhn-poker", "30"),
+        ("breakthrough", "10"),
+        ("liars-dice", "30"),
+        ("oshi-zumo", "10"),
+    ] {
         plays_identically(&["compile", &format!("tests/openspiel/{port}"), "--verify", games]);
     }
 }

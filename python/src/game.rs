@@ -12,14 +12,18 @@ use crate::{engine_game, error, Unsent};
 use pyo3::prelude::*;
 use rulesmith_core::record::Record;
 use rulesmith_core::state::{Seat, Step, ToMove};
-use rulesmith_core::{Game, State, Variant};
+use rulesmith_core::{Action, Game, State, Variant};
 use rulesmith_lab::bot;
 use std::rc::Rc;
 use std::sync::Arc;
 
 /// OpenSpiel's player numbers for chance and for the end of the game.
 pub const CHANCE: i64 = -1;
+pub const SIMULTANEOUS: i64 = -2;
 pub const TERMINAL: i64 = -4;
+/// OpenSpiel's "no action": what a seat that does not decide at a
+/// simultaneous node (it is out of play) passes in `apply_actions`.
+pub const INVALID_ACTION: i64 = -1;
 
 /// The most decisions a game may take when neither the caller nor the
 /// variant (`[end] max_decisions`) says.
@@ -96,19 +100,21 @@ impl PyGame {
     }
 
     /// A new game, run up to its first decision or chance event.
-    fn new_initial_state(&self, py: Python<'_>) -> PyResult<PyState> {
-        let g = Unsent(&self.shared.game);
-        let players = self.shared.players;
-        let state = py
-            .detach(move || {
-                let g = g;
-                g.0.new_game(players).map(Unsent).map_err(|e| e.to_string())
-            })
-            .map_err(error)?;
-        Ok(PyState {
-            shared: self.shared.clone(),
-            state: state.0,
-        })
+    fn new_initial_state(&self) -> PyResult<PyState> {
+        let state = self
+            .shared
+            .game
+            .new_game(self.shared.players)
+            .map_err(|e| error(e.to_string()))?;
+        Ok(PyState::new(self.shared.clone(), state))
+    }
+
+    /// `size` games stepped together (`rulesmith.VectorGame`): chance
+    /// played with a generator seeded by `seed`, a game that ends started
+    /// again when `auto_reset`.
+    #[pyo3(signature = (size, seed=0, auto_reset=true))]
+    fn batch(&self, size: usize, seed: u64, auto_reset: bool) -> PyResult<crate::batch::PyBatch> {
+        crate::batch::PyBatch::new(self, size, seed, auto_reset)
     }
 
     fn num_players(&self) -> usize {
@@ -159,10 +165,7 @@ impl PyGame {
     /// A state written by `State.serialize()`.
     fn deserialize_state(&self, text: &str) -> PyResult<PyState> {
         let state = self.shared.game.load_state(text).map_err(|e| error(e.to_string()))?;
-        Ok(PyState {
-            shared: self.shared.clone(),
-            state,
-        })
+        Ok(PyState::new(self.shared.clone(), state))
     }
 
     /// The variant's name, title, folder, engine and parameters in force.
@@ -219,6 +222,14 @@ impl PyGame {
         !v.decks.is_empty() || v.steps.iter().any(|s| s.secret) || rolls_in_secret(v)
     }
 
+    /// Whether the variant has secret rounds (a step with `actor =
+    /// "every"` and `secret = true`): every seat decides without seeing the
+    /// others' choices, which the OpenSpiel bridge plays as one
+    /// simultaneous node (`State.is_simultaneous_node`).
+    fn has_simultaneous_rounds(&self) -> bool {
+        self.shared.game.variant().steps.iter().any(is_secret_round)
+    }
+
     /// The lowest and highest result a seat can get: the declared
     /// `[scores]` range, else -1 and 1 (OpenSpiel's `min_utility` and
     /// `max_utility`).
@@ -264,6 +275,12 @@ impl PyGame {
     }
 }
 
+/// A step in which every seat in play decides once, in secret: a round of
+/// simultaneous decisions.
+fn is_secret_round(step: &rulesmith_core::variant::StepDef) -> bool {
+    step.secret && step.actor == rulesmith_core::variant::Actor::Every
+}
+
 /// Whether a rule or card script of `v` calls `roll_secret`: read from
 /// the scripts' text, as a variant declares no secret dice elsewhere.
 fn rolls_in_secret(v: &Variant) -> bool {
@@ -275,20 +292,150 @@ fn rolls_in_secret(v: &Variant) -> bool {
 pub struct PyState {
     shared: Rc<Shared>,
     state: State,
+    /// Decisions taken so far (the `max_decisions` guard, `move_number`).
+    decisions: u64,
+    /// The legal actions of the seat to move in `state`, when
+    /// `legal_listed`: listed once for `legal_actions` and the
+    /// `apply_action` that usually follows it; their numbers (sorted) once
+    /// `legal_actions` asked.
+    legal: Vec<Action>,
+    numbers: Option<Vec<u64>>,
+    legal_listed: bool,
 }
 
 impl PyState {
-    fn g(&self) -> &Game {
-        &self.shared.game
-    }
-
-    fn decisions(&self) -> u64 {
-        self.state
+    /// A state of `shared`'s game; its decisions counted from its history.
+    pub(crate) fn new(shared: Rc<Shared>, state: State) -> PyState {
+        let decisions = state
             .history
             .to_vec()
             .iter()
             .filter(|s| matches!(s, Step::Decision(_)))
-            .count() as u64
+            .count() as u64;
+        PyState {
+            shared,
+            state,
+            decisions,
+            legal: Vec::new(),
+            numbers: None,
+            legal_listed: false,
+        }
+    }
+
+    fn g(&self) -> &Game {
+        &self.shared.game
+    }
+
+    /// The seat to decide, -1 at a chance event, -4 at the end.
+    fn player(&self) -> i64 {
+        match self.state.to_move() {
+            ToMove::Decision(s) => s as i64,
+            ToMove::Chance => CHANCE,
+            ToMove::Terminal => TERMINAL,
+        }
+    }
+
+    /// Lists the legal actions of the seat to move into `self.legal`,
+    /// unless they are listed already.
+    fn list_legal(&mut self) -> PyResult<()> {
+        if !self.legal_listed {
+            let g = &self.shared.game;
+            g.legal_actions_into(&mut self.state, &mut self.legal)
+                .map_err(|e| error(e.to_string()))?;
+            self.numbers = None;
+            self.legal_listed = true;
+        }
+        Ok(())
+    }
+
+    /// The numbers of `legal`, decided by `seat`, sorted.
+    fn numbered(&self, legal: &[Action], seat: Seat) -> PyResult<Vec<u64>> {
+        let enc = &self.shared.enc;
+        let mut out = Vec::with_capacity(legal.len());
+        for a in legal {
+            out.push(enc.action(a, Some(seat), || self.g().action_text(a)).map_err(error)?);
+        }
+        out.sort_unstable();
+        Ok(out)
+    }
+
+    /// The seats (one bit each) of the secret round that starts here, when
+    /// this state is a simultaneous node: a decision of a step with `actor
+    /// = "every"` and `secret = true`, before any seat of the round has
+    /// decided. None elsewhere, including inside a round that
+    /// `apply_action` plays seat by seat.
+    fn round_seats(&self) -> Option<u64> {
+        let ToMove::Decision(_) = self.state.to_move() else {
+            return None;
+        };
+        let step = self.state.core.step?;
+        if !is_secret_round(&self.g().variant().steps[step]) {
+            return None;
+        }
+        let core = &self.state.core;
+        let in_play = (0..core.seats)
+            .filter(|&s| !core.out[s])
+            .fold(0u64, |m, s| m | (1 << s));
+        (core.round == in_play).then_some(in_play)
+    }
+
+    /// The legal actions of `seat` in the secret round starting here: those
+    /// it has once the seats before it have decided (the first of their
+    /// legal actions: what they chose must not change what it may do,
+    /// which `rulesmith check` verifies).
+    fn round_legal(&self, seat: Seat) -> PyResult<Vec<Action>> {
+        let g = self.g();
+        let fail = |e: rulesmith_core::GameError| error(e.to_string());
+        let mut s = self.state.clone();
+        let mut legal = Vec::new();
+        loop {
+            g.legal_actions_into(&mut s, &mut legal).map_err(fail)?;
+            match s.to_move() {
+                ToMove::Decision(d) if d == seat => return Ok(legal),
+                ToMove::Decision(d) if d < seat => g.apply_trusted(&mut s, legal[0]).map_err(fail)?,
+                _ => return Err(self.interrupted(&s, seat)),
+            }
+        }
+    }
+
+    /// The error of a secret round in which `seat` is not to decide when
+    /// its turn in the round comes.
+    fn interrupted(&self, s: &State, seat: Seat) -> PyErr {
+        let step = self
+            .state
+            .core
+            .step
+            .map_or("?", |i| self.g().variant().steps[i].name.as_str());
+        let now = match s.to_move() {
+            ToMove::Decision(d) => format!("P{} is to decide", d + 1),
+            ToMove::Chance => "a chance event is due".to_string(),
+            ToMove::Terminal => "the game is over".to_string(),
+        };
+        error(format!(
+            "the secret round of step '{step}' cannot be played as one simultaneous node: when P{} should \
+             decide, {now} (a round whose decisions are separated by chance or by other steps must be \
+             played seat by seat, with apply_action)",
+            seat + 1
+        ))
+    }
+
+    /// The decision `a` of the seat to move in `s`, checked against the
+    /// `max_decisions` guard and applied (all or nothing).
+    /// `legal` is the list of `s`: an action not in it is refused with the
+    /// legal ones. On an error `s` is left as it was.
+    fn decide(shared: &Shared, s: &mut State, legal: &[Action], decisions: u64, a: Action) -> Result<(), String> {
+        let g = &shared.game;
+        if !legal.contains(&a) {
+            let illegal = rulesmith_core::GameError::Illegal {
+                text: g.action_text(&a),
+                legal: g.texts(legal),
+            };
+            return Err(illegal.to_string());
+        }
+        if decisions >= shared.max_decisions {
+            return Err(rulesmith_lab::sim::endless_game(shared.max_decisions, s.core.turn).to_string());
+        }
+        g.apply_trusted(s, a).map_err(|e| e.to_string())
     }
 
     fn seat(&self, player: i64) -> PyResult<Seat> {
@@ -324,12 +471,22 @@ impl PyState {
 #[pymethods]
 impl PyState {
     /// The seat to decide (from 0), -1 at a chance event, -4 at the end.
-    fn current_player(&self) -> i64 {
-        match self.state.to_move() {
-            ToMove::Decision(s) => s as i64,
-            ToMove::Chance => CHANCE,
-            ToMove::Terminal => TERMINAL,
+    /// With `simultaneous`, -2 where a secret round starts
+    /// (`is_simultaneous_node`): OpenSpiel's simultaneous player. Without,
+    /// the round is played seat by seat, the lowest first.
+    #[pyo3(signature = (simultaneous=false))]
+    fn current_player(&self, simultaneous: bool) -> i64 {
+        if simultaneous && self.round_seats().is_some() {
+            return SIMULTANEOUS;
         }
+        self.player()
+    }
+
+    /// Whether a secret round starts here: every seat in play is to decide
+    /// without seeing the others' choices, so all decide at once
+    /// (`apply_actions`), as at an OpenSpiel simultaneous node.
+    fn is_simultaneous_node(&self) -> bool {
+        self.round_seats().is_some()
     }
 
     fn is_terminal(&self) -> bool {
@@ -347,32 +504,33 @@ impl PyState {
     }
 
     /// The legal actions of `player` (default: the one to move), sorted;
-    /// at a chance event, the possible outcomes; none for anyone else.
+    /// at a chance event, the possible outcomes; none for anyone else. At a
+    /// simultaneous node every seat of the round has its own (a seat out of
+    /// play none).
     #[pyo3(signature = (player=None))]
-    fn legal_actions(&self, py: Python<'_>, player: Option<i64>) -> PyResult<Vec<u64>> {
-        let current = self.current_player();
-        if player.is_some_and(|p| p != current) || current == TERMINAL {
+    fn legal_actions(&mut self, player: Option<i64>) -> PyResult<Vec<u64>> {
+        let current = self.player();
+        if current == TERMINAL {
             return Ok(Vec::new());
+        }
+        if let Some(p) = player.filter(|&p| p != current) {
+            return match self.round_seats() {
+                Some(seats) if p >= 0 && (p as usize) < self.shared.players && seats & (1 << p) != 0 => {
+                    let seat = p as Seat;
+                    let legal = self.round_legal(seat)?;
+                    self.numbered(&legal, seat)
+                }
+                _ => Ok(Vec::new()),
+            };
         }
         if current == CHANCE {
             return Ok(self.chance_outcomes()?.into_iter().map(|(a, _)| a).collect());
         }
-        let w = Unsent((self.g(), &self.state));
-        let legal = py
-            .detach(move || {
-                let w = w;
-                w.0 .0.legal_actions(w.0 .1).map(Unsent).map_err(|e| e.to_string())
-            })
-            .map_err(error)?
-            .0;
-        let seat = Seat::try_from(current).ok();
-        let mut out = legal
-            .iter()
-            .map(|a| self.shared.enc.action(a, seat, || self.g().action_text(a)))
-            .collect::<Result<Vec<u64>, String>>()
-            .map_err(error)?;
-        out.sort_unstable();
-        Ok(out)
+        self.list_legal()?;
+        if self.numbers.is_none() {
+            self.numbers = Some(self.numbered(&self.legal, current as Seat)?);
+        }
+        Ok(self.numbers.clone().unwrap_or_default())
     }
 
     /// The outcomes of the pending chance event with their probabilities,
@@ -390,38 +548,90 @@ impl PyState {
     }
 
     /// Applies a decision or a chance outcome (by number). A bad one raises
-    /// and leaves the state as it was.
-    fn apply_action(&mut self, py: Python<'_>, action: u64) -> PyResult<()> {
-        let enc = &self.shared.enc;
+    /// and leaves the state as it was. At a simultaneous node it is the
+    /// decision of the lowest seat of the round (the round played seat by
+    /// seat); `apply_actions` takes all at once.
+    fn apply_action(&mut self, action: u64) -> PyResult<()> {
         match self.state.to_move() {
             ToMove::Terminal => Err(error("the game is over: no action applies")),
             ToMove::Chance => {
-                let o = enc
+                let o = self
+                    .shared
+                    .enc
                     .decode_outcome(action)
                     .ok_or_else(|| error(format!("{action} is no chance outcome of this game")))?;
                 self.shared
                     .game
                     .apply_outcome(&mut self.state, o)
-                    .map_err(|e| error(e.to_string()))
+                    .map_err(|e| error(e.to_string()))?;
+                self.legal_listed = false;
+                Ok(())
             }
             ToMove::Decision(seat) => {
-                let a = enc
+                let a = self
+                    .shared
+                    .enc
                     .decode_action(action, seat)
                     .ok_or_else(|| error(format!("{action} is no action of this game")))?;
-                if self.decisions() >= self.shared.max_decisions {
-                    return Err(error(
-                        rulesmith_lab::sim::endless_game(self.shared.max_decisions, self.state.core.turn).to_string(),
-                    ));
-                }
-                let w = Unsent((&self.shared.game, &mut self.state));
-                py.detach(move || {
-                    let w = w;
-                    let (g, s) = w.0;
-                    g.apply_action(s, a).map_err(|e| e.to_string())
-                })
-                .map_err(error)
+                self.list_legal()?;
+                Self::decide(&self.shared, &mut self.state, &self.legal, self.decisions, a).map_err(error)?;
+                self.decisions += 1;
+                self.legal_listed = false;
+                Ok(())
             }
         }
+    }
+
+    /// At a simultaneous node, every seat's decision at once: `actions[p]`
+    /// is seat p's (-1, OpenSpiel's invalid action, for a seat out of play,
+    /// which does not decide). The engine applies them in seat order; if
+    /// one is illegal nothing is applied.
+    fn apply_actions(&mut self, actions: Vec<i64>) -> PyResult<()> {
+        let Some(seats) = self.round_seats() else {
+            return Err(error(
+                "apply_actions: no secret round starts here (is_simultaneous_node() is false): use apply_action",
+            ));
+        };
+        let players = self.shared.players;
+        if actions.len() != players {
+            return Err(error(format!(
+                "apply_actions: {} actions for {players} players (one per seat, -1 for a seat out of play)",
+                actions.len()
+            )));
+        }
+        let mut s = self.state.clone();
+        let mut decisions = self.decisions;
+        let mut legal = Vec::new();
+        for (seat, &n) in actions.iter().enumerate() {
+            if seats & (1 << seat) == 0 {
+                if n != INVALID_ACTION {
+                    return Err(error(format!(
+                        "apply_actions: P{} is out of play and does not decide in this round: its action is -1, not {n}",
+                        seat + 1
+                    )));
+                }
+                continue;
+            }
+            match s.to_move() {
+                ToMove::Decision(d) if d == seat => {}
+                _ => return Err(self.interrupted(&s, seat)),
+            }
+            let a = u64::try_from(n)
+                .ok()
+                .and_then(|n| self.shared.enc.decode_action(n, seat))
+                .ok_or_else(|| error(format!("apply_actions: P{}: {n} is no action of this game", seat + 1)))?;
+            self.shared
+                .game
+                .legal_actions_into(&mut s, &mut legal)
+                .map_err(|e| error(e.to_string()))?;
+            Self::decide(&self.shared, &mut s, &legal, decisions, a)
+                .map_err(|e| error(format!("apply_actions: P{}: {e}", seat + 1)))?;
+            decisions += 1;
+        }
+        self.state = s;
+        self.decisions = decisions;
+        self.legal_listed = false;
+        Ok(())
     }
 
     /// `action_to_string(action)` for the one to move, or
@@ -430,7 +640,7 @@ impl PyState {
     fn action_to_string(&self, a: i64, b: Option<i64>) -> PyResult<String> {
         let (player, action) = match b {
             Some(action) => (a, action),
-            None => (self.current_player(), a),
+            None => (self.player(), a),
         };
         if action < 0 {
             return Err(error(format!("{action}: actions are numbered from 0")));
@@ -571,6 +781,10 @@ impl PyState {
         PyState {
             shared: self.shared.clone(),
             state: self.state.clone(),
+            decisions: self.decisions,
+            legal: self.legal.clone(),
+            numbers: self.numbers.clone(),
+            legal_listed: self.legal_listed,
         }
     }
 
@@ -634,7 +848,7 @@ impl PyState {
 
     /// Decisions taken so far.
     fn move_number(&self) -> u64 {
-        self.decisions()
+        self.decisions
     }
 
     /// The number of the action a Rulesmith bot (`random`, `greedy`,
@@ -676,10 +890,7 @@ impl PyState {
             .g()
             .determinize(&self.state, Some(seat), &mut rng)
             .map_err(|e| error(e.to_string()))?;
-        Ok(PyState {
-            shared: self.shared.clone(),
-            state,
-        })
+        Ok(PyState::new(self.shared.clone(), state))
     }
 
     fn __str__(&self) -> PyResult<String> {

@@ -1,11 +1,13 @@
 //! `rulesmith._native`: the Rulesmith engine as a Python extension module
 //! (pyo3, built by maturin). It wraps the engine crates, not the command
-//! line: `Game`/`State` (game.rs) over core's `Game`, simulations over the
+//! line: `Game`/`State` (game.rs) over core's `Game`, `Batch` (batch.rs)
+//! stepping many games per call, simulations over the
 //! lab's bots and tallies (sim.rs), and the build of compiled rules as a
 //! module of their own (compiled.rs). The pure-Python package around it
 //! (`python/python/rulesmith`) adds `load_game`, OpenSpiel, PettingZoo and
 //! Ray.
 
+mod batch;
 mod compiled;
 mod encoding;
 mod game;
@@ -74,6 +76,7 @@ pub fn init(m: &Bound<'_, PyModule>, compiled: Vec<Registration>) -> PyResult<()
     let _ = COMPILED.set(compiled);
     m.add_class::<game::PyGame>()?;
     m.add_class::<game::PyState>()?;
+    m.add_class::<batch::PyBatch>()?;
     m.add("RulesmithError", m.py().get_type::<RulesmithError>())?;
     m.add_function(wrap_pyfunction!(sim::simulate_shard, m)?)?;
     m.add_function(wrap_pyfunction!(sim::merge, m)?)?;

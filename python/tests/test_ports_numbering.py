@@ -79,6 +79,34 @@ def test_the_sizes_are_openspiels():
     assert port("breakthrough").num_distinct_actions() == 2 * 8 * 8 * 3 * 3
 
 
+@pytest.mark.parametrize("name, theirs, actions, outcomes", [
+    ("kuhn-poker", "kuhn_poker", 2, 3),
+    ("leduc-poker", "leduc_poker", 3, 6),
+    ("liars-dice", "liars_dice", 13, 6),
+    ("tic-tac-toe", "tic_tac_toe", 9, 0),
+    ("connect-four", "connect_four", 7, 0),
+])
+def test_the_ports_number_actions_and_chance_as_openspiel(name, theirs, actions, outcomes):
+    ours, theirs = port(name), pyspiel.load_game(theirs)
+    assert ours.num_distinct_actions() == theirs.num_distinct_actions() == actions
+    assert ours.max_chance_outcomes() == theirs.max_chance_outcomes() == outcomes
+
+
+def test_liars_dice_bids_are_numbered_as_openspiels():
+    ours, theirs = port("liars-dice"), pyspiel.load_game("liars_dice")
+    a, b = ours.new_initial_state(), theirs.new_initial_state()
+    for state in (a, b):
+        state.apply_action(2)
+        state.apply_action(5)
+    assert a.legal_actions() == b.legal_actions() == list(range(12))
+    texts = [a.action_to_string(0, x).removeprefix("bid ") for x in a.legal_actions()]
+    assert texts == [b.action_to_string(0, x) for x in b.legal_actions()]
+    a.apply_action(7)
+    b.apply_action(7)
+    assert a.legal_actions() == b.legal_actions() == list(range(8, 13))
+    assert a.action_to_string(1, 12) == "liar"
+
+
 def test_a_number_and_its_text_come_back_for_either_seat():
     c4 = port("connect-four")
     state = c4.new_initial_state()

@@ -2,14 +2,17 @@
 //! rule engine runs it (interpreted or compiled).
 //!
 //! [`playout`] plays random games, [`bot`] holds the bots, [`worlds`] draws the worlds they search in, [`sim`] plays
-//! games between bots and computes balance statistics, and [`fuzz`] hunts
-//! for broken invariants and engine contracts with proptest.
+//! games between bots and computes balance statistics, [`fuzz`] hunts
+//! for broken invariants and engine contracts with proptest, and
+//! [`secrecy`] checks that a secret decision does not show before its
+//! reveal.
 
 pub mod bot;
 pub mod differential;
 pub mod fuzz;
 pub mod playout;
 pub mod rating;
+pub mod secrecy;
 pub mod sim;
 pub mod worlds;
 

@@ -9,8 +9,9 @@
         ...
 
 Actions and chance outcomes are integers (see docs/python.md, "Action
-numbers"). ``rulesmith.openspiel`` registers a variant with OpenSpiel,
-``rulesmith.pettingzoo`` makes a PettingZoo AEC environment, and
+numbers"). ``VectorGame`` steps many games per call (NumPy masks and
+tensors). ``rulesmith.openspiel`` registers a variant with OpenSpiel,
+``rulesmith.pettingzoo`` makes PettingZoo AEC and parallel environments, and
 ``python -m rulesmith.ray`` runs a simulation as Ray tasks.
 """
 
@@ -21,11 +22,13 @@ import sys
 
 from . import _native
 from ._native import Game, State, RulesmithError
+from .vector import VectorGame
 
 __all__ = [
     "Game",
     "State",
     "RulesmithError",
+    "VectorGame",
     "load_game",
     "simulate",
     "simulate_shard",

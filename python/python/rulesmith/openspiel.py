@@ -6,7 +6,10 @@
 
 Every OpenSpiel algorithm that works on Python games then runs on it:
 ``pyspiel.random_sim_test``, MCTS (``open_spiel.python.algorithms.mcts``),
-IS-MCTS with ``resampler`` below, CFR on small games.
+IS-MCTS with ``resampler`` below, CFR on small games. A variant with
+secret rounds (a step with ``actor = "every"`` and ``secret = true``) is
+registered as a simultaneous-move game: each round is one simultaneous
+node (docs/python.md, "Simultaneous moves").
 """
 
 import re
@@ -49,25 +52,68 @@ class _Observer:
 
 
 class _State(pyspiel.State):
-    """An OpenSpiel state over a Rulesmith state (`native`)."""
+    """An OpenSpiel state over a Rulesmith state (`native`). Where a secret
+    round starts (every seat decides without seeing the others' choices)
+    it is a simultaneous node: `current_player()` is
+    `pyspiel.PlayerId.SIMULTANEOUS`, each seat has its `legal_actions(p)`
+    and `apply_actions` takes one action per seat (the engine applies them
+    in seat order)."""
 
     def __init__(self, game, native):
         super().__init__(game)
         self.native = native
 
     def current_player(self):
-        return self.native.current_player()
+        return self.native.current_player(True)
 
     def _legal_actions(self, player):
+        if player == _SIMULTANEOUS:
+            # `legal_actions()` at a simultaneous node: the flat joint
+            # actions, as OpenSpiel's own simultaneous games number them.
+            sizes = [len(self.native.legal_actions(p)) or 1 for p in range(self.get_game().num_players())]
+            return list(range(int(np.prod(sizes))))
         return self.native.legal_actions(player)
 
     def chance_outcomes(self):
         return self.native.chance_outcomes()
 
     def _apply_action(self, action):
-        self.native.apply_action(action)
+        if self.native.is_simultaneous_node():
+            self.native.apply_actions(self._joint(action))
+        else:
+            self.native.apply_action(action)
+
+    def apply_action(self, action):
+        # A flat joint action from Python goes in as the seats' actions, so
+        # that the history holds one action per seat, as in OpenSpiel's own
+        # simultaneous games.
+        if self.native.is_simultaneous_node():
+            self.apply_actions(self._joint(action))
+        else:
+            super().apply_action(action)
+
+    def _apply_actions(self, actions):
+        self.native.apply_actions(list(actions))
+
+    def _joint(self, flat):
+        """The seats' actions of flat joint action `flat`: seat 0's index in
+        its legal list the least significant digit (OpenSpiel's
+        `FlatJointActionToActions`); -1 for a seat with no legal action."""
+        actions = []
+        for p in range(self.get_game().num_players()):
+            legal = self.native.legal_actions(p)
+            if legal:
+                actions.append(legal[flat % len(legal)])
+                flat //= len(legal)
+            else:
+                actions.append(pyspiel.INVALID_ACTION)
+        return actions
 
     def _action_to_string(self, player, action):
+        if player == _SIMULTANEOUS:
+            seats = self._joint(action)
+            texts = [self.native.action_to_string(p, a) if a >= 0 else "-" for p, a in enumerate(seats)]
+            return "[" + ", ".join(texts) + "]"
         return self.native.action_to_string(player, action)
 
     def is_terminal(self):
@@ -79,6 +125,8 @@ class _State(pyspiel.State):
     def __str__(self):
         return self.native.render()
 
+
+_SIMULTANEOUS = int(pyspiel.PlayerId.SIMULTANEOUS)
 
 _UTILITY = {
     "zero_sum": pyspiel.GameType.Utility.ZERO_SUM,
@@ -119,7 +167,10 @@ def register(variant, players=None, params=None, engine="interpreted", short_nam
     game_type = pyspiel.GameType(
         short_name=short_name,
         long_name=native.title,
-        dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+        # A variant with secret rounds is simultaneous: each round is one
+        # node where every seat decides at once.
+        dynamics=(pyspiel.GameType.Dynamics.SIMULTANEOUS if native.has_simultaneous_rounds()
+                  else pyspiel.GameType.Dynamics.SEQUENTIAL),
         chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
         information=(pyspiel.GameType.Information.IMPERFECT_INFORMATION if hidden
                      else pyspiel.GameType.Information.PERFECT_INFORMATION),

@@ -198,11 +198,23 @@ impl Emit<'_> {
         let conts: Vec<(String, Scalar)> = self.t.continuations.iter().map(|(k, v)| (k.clone(), *v)).collect();
         for (name, kind) in conts {
             let id = find_name(&name, 1);
-            let arg = match kind {
-                Scalar::Int => ", outcomes.faces()",
-                _ => ", outcomes.cards()",
+            let outcomes = match kind {
+                Scalar::Int => "outcomes.faces()",
+                _ => "outcomes.cards()",
             };
-            let _ = writeln!(out, "            {name:?} => {}.map(drop),", call(self, id, arg));
+            // A continuation whose parameter is dynamic (the faces stored
+            // into a nested array, say) takes them as a `Value`.
+            let dynamic = id.is_some_and(|f| {
+                let p = self.funcs[f].params[0];
+                let ty = self.t.var_ty[f][p];
+                self.shape(ty) == Shape::Dyn
+            });
+            let arg = if dynamic {
+                format!(", ToValue::to_value(&{outcomes})")
+            } else {
+                format!(", {outcomes}")
+            };
+            let _ = writeln!(out, "            {name:?} => {}.map(drop),", call(self, id, &arg));
         }
         let _ = writeln!(
             out,

@@ -1,0 +1,105 @@
+"""A random-playout loop in Python over Rulesmith against the same loop over
+pyspiel, on the same game (Rulesmith's port in tests/openspiel, OpenSpiel's
+own implementation).
+
+Each loop plays whole games from Python: at a chance node it draws an
+outcome by its probability, at a decision it picks a legal action
+uniformly (`random.Random`), until the end. Printed per game and engine:
+games per second, and the mean time of one `legal_actions` and one
+`apply_action` call inside those games (each call timed alone, so both
+sides pay the same timer overhead). Then the batched API
+(`rulesmith.VectorGame`): N games stepped per call, legal-action masks as
+NumPy arrays, actions drawn by NumPy from the masks.
+
+    target/python-venv/bin/python benches/python_loop.py
+    target/python-venv/bin/python benches/python_loop.py --games 20000 --engines interpreted,compiled
+
+Needs the venv that tests/run makes, with the module built in release
+(`cd python && maturin develop --release`): a dev build runs the engine
+unoptimized. `compiled` builds the port's compiled rules on first use.
+"""
+
+import argparse
+import random
+import time
+from pathlib import Path
+
+import numpy as np
+import pyspiel
+
+import rulesmith
+
+ROOT = Path(__file__).resolve().parents[1]
+GAMES = {"tic-tac-toe": "tic_tac_toe", "kuhn-poker": "kuhn_poker"}
+
+
+def playouts(game, games, seed):
+    """Plays `games` random games; returns (seconds, legal_actions calls and
+    their seconds, apply_action calls and their seconds)."""
+    rng = random.Random(seed)
+    clock = time.perf_counter
+    legal_n = apply_n = 0
+    legal_t = apply_t = 0.0
+    start = clock()
+    for _ in range(games):
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                action = rng.choices([o for o, _ in outcomes], [p for _, p in outcomes])[0]
+            else:
+                t = clock()
+                legal = state.legal_actions()
+                legal_t += clock() - t
+                legal_n += 1
+                action = legal[rng.randrange(len(legal))]
+            t = clock()
+            state.apply_action(action)
+            apply_t += clock() - t
+            apply_n += 1
+    return clock() - start, legal_n, legal_t, apply_n, apply_t
+
+
+def batched(game, games, width, seed):
+    """Plays at least `games` random games through a VectorGame of `width`
+    games; returns (seconds, games finished)."""
+    rng = np.random.default_rng(seed)
+    vec = rulesmith.VectorGame(game, width, seed=seed)
+    finished = 0
+    start = time.perf_counter()
+    while finished < games:
+        mask = vec.legal_mask()
+        # One legal action per game, uniformly: the argmax of random
+        # numbers over the legal ones.
+        actions = np.argmax(rng.random(mask.shape) * mask, axis=1)
+        _, done = vec.step(actions)
+        finished += int(done.sum())
+    return time.perf_counter() - start, finished
+
+
+def report(name, games, seconds, legal_n=0, legal_t=0.0, apply_n=0, apply_t=0.0):
+    calls = ""
+    if legal_n:
+        calls = f"  legal_actions {legal_t / legal_n * 1e6:5.2f} us  apply_action {apply_t / apply_n * 1e6:5.2f} us"
+    print(f"  {name:<28} {games / seconds:>10,.0f} games/s{calls}")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--games", type=int, default=5000)
+    p.add_argument("--width", type=int, default=256, help="games per VectorGame")
+    p.add_argument("--engines", default="interpreted", help="comma-separated: interpreted, compiled")
+    p.add_argument("--seed", type=int, default=1)
+    args = p.parse_args()
+    for port, theirs in GAMES.items():
+        print(f"{port}:")
+        report("pyspiel", args.games, *playouts(pyspiel.load_game(theirs), args.games, args.seed))
+        for engine in args.engines.split(","):
+            ours = rulesmith.load_game(str(ROOT / "tests" / "openspiel" / port), engine=engine)
+            report(f"rulesmith {engine}", args.games, *playouts(ours, args.games, args.seed))
+            seconds, finished = batched(ours, args.games, args.width, args.seed)
+            report(f"rulesmith {engine} VectorGame", finished, seconds)
+
+
+if __name__ == "__main__":
+    main()
