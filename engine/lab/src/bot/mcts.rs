@@ -34,6 +34,12 @@
 //! shared child, so the others' replies are judged against all of them at
 //! once, as they would be at the table, and not as if they had seen it.
 //!
+//! A turn of many decisions is searched as one: when the bot decides
+//! again right after its own decision (only chance between), the subtree
+//! under the action it chose becomes the new tree (`reuse`), so its
+//! statistics carry over (open loop: they already average over the chance
+//! that came). `peek=on` is an analysis bot that searches the true state.
+//!
 //! `trees=K` splits the budget over K independent trees (each with its own
 //! worlds and seed) whose root statistics are summed: root parallelism,
 //! reproducible because the split does not depend on how many threads run.
