@@ -5,6 +5,8 @@
 
 mod common;
 
+use common::scratch_variant;
+
 use rulesmith_core::{Game, State, ToMove, Variant};
 
 const VARIANT: &str = r#"
@@ -93,14 +95,11 @@ fn cards_toml() -> String {
 
 /// The test rule set with `rules` as its script, in a folder of its own.
 fn game_with(rules: &str) -> Game {
-    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("rulesmith-card-games-{}-{call}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("variant.toml"), VARIANT).unwrap();
-    std::fs::write(dir.join("rules.rhai"), rules).unwrap();
-    std::fs::write(dir.join("cards.toml"), cards_toml()).unwrap();
+    let cards = cards_toml();
+    let dir = scratch_variant(
+        "piles",
+        &[("variant.toml", VARIANT), ("rules.rhai", rules), ("cards.toml", &cards)],
+    );
     rulesmith_rhai::interpreted(Variant::load(&dir).unwrap_or_else(|e| panic!("{e}"))).unwrap()
 }
 

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{root, scratch_game};
+use common::{root, scratch_game, scratch_variant};
 use rulesmith_core::record;
 use rulesmith_core::state::{Outcome, Status, ToMove};
 use rulesmith_core::{rng, Game, Variant};
@@ -181,12 +181,10 @@ fn a_bad_scores_table_names_the_line_and_what_was_expected() {
         ("min = 0\nmax = 5000000000\n", "a score bound must lie within"),
         ("min = 0\n", "missing field `max`"),
     ];
-    for (i, (table, expected)) in cases.iter().enumerate() {
-        let dir = std::env::temp_dir().join(format!("rulesmith-payoffs-{}-{i}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("variant.toml"), format!("{BET_TOML}\n[scores]\n{table}")).unwrap();
-        std::fs::write(dir.join("rules.rhai"), bet_rules(ENDS_SCORED)).unwrap();
+    for (table, expected) in cases {
+        let toml = format!("{BET_TOML}\n[scores]\n{table}");
+        let rules = bet_rules(ENDS_SCORED);
+        let dir = scratch_variant("bad-scores", &[("variant.toml", &toml), ("rules.rhai", &rules)]);
         let e = Variant::load(&dir).expect_err(table).to_string();
         assert!(e.contains(expected), "{table}: {e}");
         assert!(e.contains("variant.toml:"), "names the file and line: {e}");

@@ -24,6 +24,12 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// The rows `--rows` wrote, one JSON object per game.
+fn read_rows(path: &std::path::Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
 /// Runs `args` as shards 1..=n into files, merges them (in reverse order:
 /// the order does not matter), and returns the merged output.
 fn sharded(dir: &std::path::Path, args: &[&str], n: u64) -> String {
@@ -138,8 +144,7 @@ fn rows_hold_one_line_per_game_that_adds_up_to_the_summary() {
         "--json",
     ]);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let text = std::fs::read_to_string(&rows).unwrap();
-    let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines = read_rows(&rows);
     assert_eq!(lines.len(), 12);
     for (i, l) in lines.iter().enumerate() {
         assert_eq!(l["game"], i as u64 + 1);
@@ -247,8 +252,7 @@ fn rows_carry_each_seats_score_where_the_variant_declares_scores() {
         "--json",
     ]);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let text = std::fs::read_to_string(&rows).unwrap();
-    let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines = read_rows(&rows);
     assert_eq!(lines.len(), 40);
     let scores: Vec<Vec<i64>> = lines
         .iter()

@@ -25,11 +25,10 @@ pub fn game(variant: &str) -> Game {
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// A rule set of one test: `variant_toml` and `rules` written as
-/// `variant.toml` and `rules.rhai` into a fresh folder of its own, loaded
-/// for the interpreter. Each call has its own folder: tests that share a
-/// rule set (and so a name) run at once on the harness's threads.
-pub fn scratch_game(name: &str, variant_toml: &str, rules: &str) -> Game {
+/// A variant folder of one test: `files` (name, text) written into a
+/// fresh folder of its own. Each call has its own folder: tests that share
+/// a rule set (and so a name) run at once on the harness's threads.
+pub fn scratch_variant(name: &str, files: &[(&str, &str)]) -> PathBuf {
     static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!(
@@ -39,8 +38,17 @@ pub fn scratch_game(name: &str, variant_toml: &str, rules: &str) -> Game {
     ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("variant.toml"), variant_toml).unwrap();
-    std::fs::write(dir.join("rules.rhai"), rules).unwrap();
+    for (file, text) in files {
+        std::fs::write(dir.join(file), text).unwrap();
+    }
+    dir
+}
+
+/// A rule set of one test: `variant_toml` and `rules` written as
+/// `variant.toml` and `rules.rhai` ([`scratch_variant`]), loaded for the
+/// interpreter.
+pub fn scratch_game(name: &str, variant_toml: &str, rules: &str) -> Game {
+    let dir = scratch_variant(name, &[("variant.toml", variant_toml), ("rules.rhai", rules)]);
     rulesmith_rhai::interpreted(Variant::load(&dir).unwrap_or_else(|e| panic!("{e}"))).unwrap_or_else(|e| panic!("{e}"))
 }
 
