@@ -27,8 +27,9 @@
 //! only, and a seat's own hidden decisions come first when a decision of
 //! that seat misfits. The group the misfit lies in gets [`RANDOM_TRIES`]
 //! random draws, then its combinations one by one (so that a world is
-//! found even when few draws fit), and is drawn afresh rather than kept
-//! while earlier groups are repaired. A second pass gives every group all
+//! found even when few draws fit; only for groups of a few thousand
+//! combinations, as a hand of many cards has too many to go through), and
+//! is drawn afresh rather than kept while earlier groups are repaired. A second pass gives every group all
 //! those draws; when no single group mends the misfit, a new world is
 //! drawn, while the work budget lasts.
 //!
@@ -114,6 +115,12 @@ struct NoFit;
 /// the first pass for the group the misfit lies in, in the second for
 /// every group).
 const RANDOM_TRIES: u32 = 64;
+
+/// Combinations of a group tried one by one, at most: enough for a few
+/// hidden cards or a decision; a hand of many cards has too many to go
+/// through, and spending the work budget on them would leave none for
+/// fresh worlds.
+const SYSTEMATIC_LIMIT: u64 = 4096;
 
 /// Draws of a group in the search's first pass, when the misfit lies after
 /// it (see the module's documentation).
@@ -222,7 +229,7 @@ impl Game {
         let mut left_out = 0;
         for (i, &step) in steps.iter().enumerate() {
             let done = match (seen[i], step) {
-                (Seen::HiddenCard, _) => match self.pick_card(&s, i, open, rng) {
+                (Seen::HiddenCard, _) => match self.pick_card(&s, i, open, |_, _, _| false, rng) {
                     Some(o) => self.apply_outcome(&mut s, o).is_ok(),
                     None => false,
                 },
@@ -328,6 +335,7 @@ impl Game {
             open: &open_draws,
             buf,
             work: 0,
+            learned: Learned::new(),
             furthest: None,
         };
         let mut worlds = Vec::with_capacity(count);
@@ -355,9 +363,6 @@ impl Game {
             draws: vec![None; n],
             before: vec![None; groups.at.len()],
         };
-        // What the search learned: (group, deck, card) a group's seat was
-        // shown not to hold (see `exchange`).
-        let mut learned = Learned::new();
         // Each round starts from a world drawn at random, and repairs it.
         loop {
             world.draws.fill(None);
@@ -382,17 +387,7 @@ impl Game {
             'repair: loop {
                 // First, cards exchanged between hidden draws: cheap, and
                 // what mends a seat shown not to hold some cards.
-                match self.exchange(
-                    walk,
-                    groups,
-                    &mut world,
-                    misfit,
-                    stuck.take(),
-                    &mut learned,
-                    end_shape,
-                    budget,
-                    rng,
-                )? {
+                match self.exchange(walk, groups, &mut world, misfit, stuck.take(), end_shape, budget, rng)? {
                     Exchange::Fitted(s) => return Ok(s),
                     Exchange::Moved(m, st) => {
                         misfit = m;
@@ -431,7 +426,7 @@ impl Game {
                                 let c = *combinations.get_or_insert_with(|| {
                                     self.combinations(&mut before.clone(), groups.at[k], groups.end[k], walk)
                                 });
-                                if next >= c {
+                                if next >= c.min(SYSTEMATIC_LIMIT) {
                                     break;
                                 }
                                 next += 1;
@@ -493,7 +488,6 @@ impl Game {
         world: &mut World,
         misfit: usize,
         stuck: Option<State>,
-        learned: &mut Learned,
         end_shape: &Shape,
         budget: usize,
         rng: &mut R,
@@ -552,7 +546,7 @@ impl Game {
                     let pool = self.pool_before(world, groups, k, d, walk);
                     let fits = |c: u16| {
                         !named.contains(&(d, c))
-                            && !learned.contains(&(k, d, c))
+                            && !walk.learned.contains(&(k, q, d, c))
                             && (pool.contains(&c)
                                 || held_elsewhere(&draws, &slots, i, d, c, |t, seat| seat != q || t > misfit))
                     };
@@ -576,14 +570,21 @@ impl Game {
                         let k = groups.of_step[i].expect("a hidden step is in a group");
                         for &(nd, c) in &named {
                             if nd == d {
-                                learned.insert((k, d, c));
+                                walk.learned.insert((k, q, d, c));
                             }
                         }
                     }
                     return Ok(accept(world, draws, trial));
                 }
                 match trial.stuck {
-                    Some(st) if trial.misfit == misfit => stuck = st,
+                    Some(st) if trial.misfit == misfit => {
+                        // The replay redraws a kept card that can no longer
+                        // be drawn where it was: the world is what it drew.
+                        for &(i, step) in &trial.draws {
+                            draws[i] = Some(step);
+                        }
+                        stuck = st;
+                    }
                     _ => break,
                 }
             }
@@ -593,7 +594,7 @@ impl Game {
         order.reverse();
         order.sort_by_key(|&(_, _, seat)| Some(seat) != decider);
         let mut tries = 0;
-        for &(i, d, _) in &order {
+        for &(i, d, seat) in &order {
             let kinds = self.variant.decks[d].cards.len() as u16;
             let k = groups.of_step[i].expect("a hidden step is in a group");
             let now = card_of(world.draws[i]);
@@ -601,7 +602,7 @@ impl Game {
             let choices: Vec<u16> = (0..kinds)
                 .filter(|&c| {
                     Some(c) != now
-                        && !learned.contains(&(k, d, c))
+                        && !walk.learned.contains(&(k, seat, d, c))
                         && (pool.contains(&c) || held_elsewhere(&world.draws, &slots, i, d, c, |_, _| true))
                 })
                 .collect();
@@ -936,7 +937,13 @@ impl Game {
                     {
                         Step::Chance(Outcome::Card { deck, card })
                     }
-                    _ => match self.pick_card(s, i, walk.open, rng) {
+                    _ => match self.pick_card(
+                        s,
+                        i,
+                        walk.open,
+                        |seat, d, c| walk.learned.contains(&(k, seat, d, c)),
+                        rng,
+                    ) {
                         Some(o) => Step::Chance(o),
                         None => return Err(i),
                     },
@@ -1034,12 +1041,21 @@ impl Game {
     }
 
     /// A hidden card drawn afresh from its deck's pile at this point, less
-    /// the cards the history later draws in the open from that deck; each
-    /// card weighted by its copies.
-    fn pick_card<R: rand::Rng + ?Sized>(&self, s: &State, at: usize, open: &OpenDraws, rng: &mut R) -> Option<Outcome> {
+    /// the cards the history later draws in the open from that deck, and
+    /// less those `avoid(seat, deck, card)` rules out for the seat it is
+    /// dealt to (unless that rules out every card); each card weighted by
+    /// its copies.
+    fn pick_card<R: rand::Rng + ?Sized>(
+        &self,
+        s: &State,
+        at: usize,
+        open: &OpenDraws,
+        avoid: impl Fn(Seat, usize, u16) -> bool,
+        rng: &mut R,
+    ) -> Option<Outcome> {
         let Some(ChanceSource::Deck {
             deck,
-            visible_to: Some(_),
+            visible_to: Some(seat),
         }) = s.core.chance.as_ref().map(|p| p.source.clone())
         else {
             return None;
@@ -1047,6 +1063,9 @@ impl Game {
         let mut pool = self.pool(s, deck, at, open);
         if pool.is_empty() {
             return None;
+        }
+        if pool.iter().any(|&c| !avoid(seat, deck, c)) {
+            pool.retain(|&c| !avoid(seat, deck, c));
         }
         // In card order, so that the pile's order (which depends on the
         // history) does not matter.
@@ -1144,8 +1163,10 @@ enum Exchange {
     Nothing,
 }
 
-/// (group, deck, card): a card the group's seat was shown not to hold.
-type Learned = std::collections::BTreeSet<(usize, usize, u16)>;
+/// (group, seat, deck, card): a card that seat's hidden draws in the
+/// group were shown not to hold. A group may deal to several seats (a deal
+/// round the table): what one seat cannot hold, another may.
+type Learned = std::collections::BTreeSet<(usize, Seat, usize, u16)>;
 
 /// Loose worlds drawn by [`Game::determinize_loose`] before it takes the
 /// best.
@@ -1273,6 +1294,10 @@ struct Walk<'a> {
     open: &'a OpenDraws,
     buf: Vec<Action>,
     work: usize,
+    /// What the search learned about the true history (see `exchange`):
+    /// kept for every world of one redeal, and no hidden card is drawn
+    /// against it, so that a fact found once is not sought again.
+    learned: Learned,
     /// The furthest step where a world stopped fitting, and why (what a
     /// failure reports).
     furthest: Option<(usize, String)>,
