@@ -744,6 +744,13 @@ fn print_summary(s: &Summary) {
         );
     }
     crate::outln!("balance        {:.2} (1 = every seat wins equally often)", s.balance);
+    if s.loose_decisions > 0 {
+        crate::outln!(
+            "no world       {} decision(s) in {} game(s): a bot found no world that fits what its seat had seen, and decided on loose ones (docs/simulation.md)",
+            s.loose_decisions,
+            s.loose_worlds.count
+        );
+    }
     for (name, d) in [("turns", &s.turns), ("decisions", &s.decisions)] {
         crate::outln!(
             "{name:<14} mean {:.1}, median {:.0}, sd {:.1}, 10%-90% {:.0}-{:.0}, range {:.0}-{:.0}",

@@ -69,6 +69,16 @@ fn bots_find_a_world_at_every_decision(g: &Game, players: usize, bots: &[&str], 
                 }
             }
         }
+        // The bots' own worlds (drawn with their own generators) fitted too.
+        for (seat, bot) in bots.iter().enumerate() {
+            assert_eq!(
+                bot.loose_decisions(),
+                0,
+                "game {game_no}, P{}'s {}",
+                seat + 1,
+                bot.name()
+            );
+        }
     }
     checked
 }
@@ -164,7 +174,9 @@ fn a_bot_that_finds_no_world_moves_anyway_without_peeking() {
         "{err}"
     );
     // The bot's worlds: loose ones, P1 to decide, P2's hand drawn afresh.
-    let worlds = rulesmith_lab::worlds::worlds(&g, &s, 0, &mut r, 8).unwrap();
+    let drawn = rulesmith_lab::worlds::worlds(&g, &s, 0, &mut r, 8).unwrap();
+    assert!(drawn.loose, "no world fits: the worlds are loose ones");
+    let worlds = drawn.states;
     assert_eq!(worlds.len(), 8);
     let hand = |w: &State| w.core.secrets.iter().map(|d| d.card).collect::<Vec<_>>();
     for w in &worlds {
@@ -199,6 +211,14 @@ fn simulate_warns_once_when_no_world_fits_and_finishes_the_games() {
     assert!(out.status.success(), "{stderr}");
     assert_eq!(stderr.matches("found no world").count(), 1, "{stderr}");
     assert!(stderr.contains("P1") && stderr.contains("step 'play'"), "{stderr}");
+    // Said once, but counted every time: every game of this variant comes
+    // to a decision no world fits, and the figures say so.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("no world"))
+        .unwrap_or_else(|| panic!("no 'no world' line: {stdout}"));
+    assert!(line.contains("decision(s) in 3 game(s)"), "{line}");
 }
 
 #[test]

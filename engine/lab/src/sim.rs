@@ -39,6 +39,9 @@ pub struct GameResult {
     /// Each seat's final score, when the variant declares `[scores]`
     /// (empty otherwise).
     pub scores: Vec<i64>,
+    /// Decisions at which a bot found no world that fits what its seat
+    /// had seen, and decided on loose ones (see `worlds`).
+    pub loose_decisions: u64,
     #[serde(skip)]
     pub record: Option<Record>,
 }
@@ -225,6 +228,7 @@ fn play_into(
         labels: game.labels(state)?,
         cards,
         scores: state.core.scores.clone(),
+        loose_decisions: players_bots.iter().map(|b| b.loose_decisions()).sum(),
         record: None,
     })
 }
@@ -460,6 +464,12 @@ pub struct Summary {
     /// With `[scores]`: the margin of victory, the best score minus the
     /// second best, per game (none without scores or with one seat).
     pub margins: Option<Distribution>,
+    /// Games in which a bot found no world that fits what its seat had
+    /// seen at some decision, and decided on loose worlds (see `worlds`);
+    /// and how many such decisions there were in all. Both 0 when the
+    /// bots always found one (or nothing was hidden).
+    pub loose_worlds: Rate,
+    pub loose_decisions: u64,
 }
 
 /// One card named by a label: `wins` counts the games whose label `label`
@@ -544,6 +554,11 @@ pub struct Tally {
     /// the second best).
     #[serde(default)]
     pub margins: BTreeMap<u64, u64>,
+    /// Games in which a bot decided on loose worlds, and such decisions.
+    #[serde(default)]
+    pub loose_games: u64,
+    #[serde(default)]
+    pub loose_decisions: u64,
 }
 
 impl Tally {
@@ -613,6 +628,8 @@ impl Tally {
             count(&mut self.dealt, c);
         }
         self.add_scores(r);
+        self.loose_games += u64::from(r.loose_decisions > 0);
+        self.loose_decisions += r.loose_decisions;
     }
 
     /// Counts one game's scores (nothing when the variant has none).
@@ -699,6 +716,8 @@ impl Tally {
         for (m, n) in &other.margins {
             *self.margins.entry(*m).or_default() += n;
         }
+        self.loose_games += other.loose_games;
+        self.loose_decisions += other.loose_decisions;
         Ok(())
     }
 }
@@ -806,6 +825,8 @@ impl Summary {
                 .collect(),
             bot_scores: t.bot_scores.iter().map(|(b, c)| ScoreStats::of_counts(b, c)).collect(),
             margins: (!t.margins.is_empty()).then(|| Distribution::of_counts(&t.margins)),
+            loose_worlds: Rate::new(t.loose_games, t.games),
+            loose_decisions: t.loose_decisions,
         }
     }
 }
@@ -1019,6 +1040,7 @@ mod tests {
             labels: vec![("winner_card".into(), card.into())],
             cards: vec![card.into()],
             scores: vec![],
+            loose_decisions: i % 5 / 4,
             record: None,
         }
     }

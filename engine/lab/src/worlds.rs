@@ -20,27 +20,34 @@ static WARNED: AtomicBool = AtomicBool::new(false);
 /// sees everything, else `count` worlds drawn from its view; when no world
 /// fits that view, `count` loose worlds (see the module's documentation).
 /// An error only when the rules themselves fail.
-pub fn worlds(
-    game: &Game,
-    state: &State,
-    seat: Seat,
-    rng: &mut GameRng,
-    count: usize,
-) -> Result<Vec<State>, GameError> {
+pub fn worlds(game: &Game, state: &State, seat: Seat, rng: &mut GameRng, count: usize) -> Result<Worlds, GameError> {
     if !state.core.hides_from(Some(seat)) {
-        return Ok(vec![state.clone()]);
+        return Ok(Worlds {
+            states: vec![state.clone()],
+            loose: false,
+        });
     }
     match game.determinize_worlds(state, Some(seat), rng, count) {
-        Ok(worlds) => Ok(worlds),
+        Ok(states) => Ok(Worlds { states, loose: false }),
         Err(why) => {
             if !WARNED.swap(true, Ordering::Relaxed) {
                 eprintln!("warning: {} (said once)", no_world_warning(game, state, seat, &why));
             }
-            (0..count.max(1))
+            let states = (0..count.max(1))
                 .map(|_| game.determinize_loose(state, Some(seat), rng))
-                .collect()
+                .collect::<Result<_, _>>()?;
+            Ok(Worlds { states, loose: true })
         }
     }
+}
+
+/// What [`worlds`] drew.
+pub struct Worlds {
+    pub states: Vec<State>,
+    /// No world fitted: these are loose ones. Bots count such decisions
+    /// ([`crate::bot::Bot::loose_decisions`]), and `simulate` reports them,
+    /// for figures from games where bots decided on them are less sure.
+    pub loose: bool,
 }
 
 /// The warning printed when a bot finds no world that fits: the seat, the

@@ -16,6 +16,8 @@ pub struct GreedyBot {
     rng: GameRng,
     /// Samples of the chance events (and hidden worlds) that follow an action.
     samples: usize,
+    /// Decisions taken on loose worlds (see [`Bot::loose_decisions`]).
+    loose: u64,
 }
 
 /// At most this many other seats' commitments are drawn to finish a round.
@@ -26,6 +28,7 @@ impl GreedyBot {
         GreedyBot {
             rng: rng::seeded(seed),
             samples: 6,
+            loose: 0,
         }
     }
 
@@ -83,11 +86,17 @@ impl Bot for GreedyBot {
         "greedy"
     }
 
+    fn loose_decisions(&self) -> u64 {
+        self.loose
+    }
+
     fn choose(&mut self, game: &Game, state: &State, legal: &[Action]) -> Result<usize, GameError> {
         let ToMove::Decision(me) = state.to_move() else {
             return Ok(0);
         };
-        let worlds = worlds(game, state, me, &mut self.rng, self.samples)?;
+        let drawn = worlds(game, state, me, &mut self.rng, self.samples)?;
+        self.loose += u64::from(drawn.loose);
+        let worlds = drawn.states;
         let mut best = Vec::new();
         let mut best_value = f64::NEG_INFINITY;
         for (i, &a) in legal.iter().enumerate() {

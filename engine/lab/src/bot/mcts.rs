@@ -278,6 +278,8 @@ pub struct MctsBot {
     search: Search,
     /// Threads for `threads=N`, started on first use.
     workers: Option<Workers>,
+    /// Decisions searched on loose worlds (see [`Bot::loose_decisions`]).
+    loose: u64,
 }
 
 impl MctsBot {
@@ -304,6 +306,7 @@ impl MctsBot {
             name,
             search: Search::default(),
             workers: None,
+            loose: 0,
         }
     }
 
@@ -353,8 +356,9 @@ impl MctsBot {
                 .collect::<Result<Vec<_>, _>>()?,
         };
         let mut stats = vec![(0.0, 0.0); legal.len()];
+        self.loose += u64::from(parts.iter().any(|p| p.loose));
         for part in parts {
-            for (sum, x) in stats.iter_mut().zip(part) {
+            for (sum, x) in stats.iter_mut().zip(part.edges) {
                 sum.0 += x.0;
                 sum.1 += x.1;
             }
@@ -403,29 +407,46 @@ pub(super) fn tree_statistics(
     settings: &TreeSettings,
     seed: u64,
     kept: bool,
-) -> Result<Vec<(f64, f64)>, GameError> {
+) -> Result<TreeStatistics, GameError> {
     let mut tree_rng = rng::seeded(seed);
-    let worlds = match settings.peek {
-        true => vec![state.clone()],
-        false => worlds(game, state, me, &mut tree_rng, settings.worlds)?,
+    let (worlds, loose) = match settings.peek {
+        true => (vec![state.clone()], false),
+        false => {
+            let drawn = worlds(game, state, me, &mut tree_rng, settings.worlds)?;
+            (drawn.states, drawn.loose)
+        }
     };
     if !kept {
         search.tree.reset(state.core.seats);
     }
     search.run(game, &worlds, legal, settings, &mut tree_rng)?;
     let tree = &search.tree;
-    Ok(legal
+    let edges = legal
         .iter()
         .map(|a| {
             tree.root_edge(a)
                 .map_or((0.0, 0.0), |e| (tree.edges[e].visits, tree.totals[e * tree.seats + me]))
         })
-        .collect())
+        .collect();
+    Ok(TreeStatistics { edges, loose })
+}
+
+/// One tree's search of a decision: per legal action, its visits and
+/// summed reward for the seat to move; and whether it searched loose
+/// worlds (no world fitted what the seat saw).
+#[derive(Clone, Debug)]
+pub(super) struct TreeStatistics {
+    pub edges: Vec<(f64, f64)>,
+    pub loose: bool,
 }
 
 impl Bot for MctsBot {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn loose_decisions(&self) -> u64 {
+        self.loose
     }
 
     fn choose(&mut self, game: &Game, state: &State, legal: &[Action]) -> Result<usize, GameError> {

@@ -45,6 +45,13 @@ pub trait Bot {
     fn uniform(&mut self) -> Option<&mut GameRng> {
         None
     }
+
+    /// The decisions so far at which the bot found no world that fits
+    /// what its seat has seen, and decided on loose ones (see
+    /// [`crate::worlds`]).
+    fn loose_decisions(&self) -> u64 {
+        0
+    }
 }
 
 /// How much search an MCTS decision gets.
@@ -88,7 +95,13 @@ pub fn from_spec(spec: &str, seed: u64) -> Result<Box<dyn Bot>, String> {
 
 /// The states a bot may reason about (see [`crate::worlds`]): never the
 /// true state while something is hidden from the seat.
-fn worlds(game: &Game, state: &State, seat: Seat, rng: &mut GameRng, count: usize) -> Result<Vec<State>, GameError> {
+fn worlds(
+    game: &Game,
+    state: &State,
+    seat: Seat,
+    rng: &mut GameRng,
+    count: usize,
+) -> Result<crate::worlds::Worlds, GameError> {
     crate::worlds::worlds(game, state, seat, rng, count)
 }
 

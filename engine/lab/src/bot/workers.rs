@@ -7,7 +7,7 @@
 //! never on which worker ran it, and the bot adds the trees up in tree
 //! order: the decision is the same with one thread or many.
 
-use super::mcts::{tree_statistics, Search, TreeSettings};
+use super::mcts::{tree_statistics, Search, TreeSettings, TreeStatistics};
 use rulesmith_core::error::GameError;
 use rulesmith_core::game::{Game, GameForker};
 use rulesmith_core::state::{Action, Seat, State};
@@ -30,7 +30,7 @@ struct Position {
     settings: TreeSettings,
 }
 
-type Statistics = Result<Vec<(f64, f64)>, String>;
+type Statistics = Result<TreeStatistics, String>;
 
 pub(super) struct Workers {
     jobs: Option<Sender<Job>>,
@@ -66,7 +66,7 @@ impl Workers {
         me: Seat,
         settings: &TreeSettings,
         seeds: &[u64],
-    ) -> Result<Vec<Vec<(f64, f64)>>, GameError> {
+    ) -> Result<Vec<TreeStatistics>, GameError> {
         let position = Arc::new(Position {
             state: game.save_state(state)?,
             legal: legal.to_vec(),
@@ -83,7 +83,7 @@ impl Workers {
             jobs.send(job)
                 .map_err(|_| GameError::Rules("the search's worker threads stopped".into()))?;
         }
-        let mut parts: Vec<Option<Vec<(f64, f64)>>> = vec![None; seeds.len()];
+        let mut parts: Vec<Option<TreeStatistics>> = vec![None; seeds.len()];
         for _ in seeds {
             let (tree, stats) = self
                 .done
