@@ -50,6 +50,9 @@ pub struct Args {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Also write a self-contained HTML report with the sensitivity charts.
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<PathBuf>,
     #[command(flatten)]
     pub bounds: BoundArgs,
     /// Fixed overrides (not searched), as simulate takes them.
@@ -67,6 +70,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
         .map(|t| Target::parse(t))
         .collect::<Result<Vec<_>, _>>()
         .map_err(usage)?;
+    if let Some(p) = &args.report {
+        crate::common::writable_file("--report", p)?;
+    }
     let base = load_variant(&args.variant, &args.common)?;
     let space = Space::new(&base, &args.tuned).map_err(usage)?;
     if args.bots.is_empty() {
@@ -150,6 +156,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
         outcome: &outcome,
         players,
     };
+    if let Some(p) = &args.report {
+        std::fs::write(p, report_html(&report))
+            .map_err(|e| Failure::input(format!("{}: cannot write report: {e}", p.display())))?;
+    }
     if args.json {
         crate::outln!("{}", report.json());
     } else {
@@ -382,4 +392,158 @@ fn num(x: f64) -> String {
     } else {
         format!("{x:+.4}")
     }
+}
+
+/// The HTML report of `tune --report`: the answer, the runners-up, and a
+/// chart per target and parameter of the figure against the parameter's
+/// values (inline SVG and CSS, as `simulate --report`'s, nothing fetched).
+fn report_html(r: &Report<'_>) -> String {
+    use crate::report::esc;
+    use std::fmt::Write as _;
+    let o = r.outcome;
+    let mut body = format!(
+        "<h1>Tuning {}</h1><p class=\"meta\"><code>{}</code></p><p class=\"meta\">{}; {} games played</p>",
+        esc(&r.args.variant.display().to_string()),
+        esc(&std::env::args().collect::<Vec<_>>().join(" ")),
+        esc(&r.method()),
+        o.games
+    );
+    body.push_str(
+        "<h2>Best settings and runners-up</h2><table><tr><th>settings</th><th>games</th><th>loss [95% CI]</th>",
+    );
+    for t in r.targets {
+        let _ = write!(body, "<th>{}</th>", esc(&t.text));
+    }
+    body.push_str("</tr>");
+    for x in o.ranking.iter().take(RUNNERS_UP + 1) {
+        let _ = write!(
+            body,
+            "<tr><td><code>{}</code></td><td>{}{}</td><td>{} [{}, {}]</td>",
+            esc(&x.sets.join(" ")),
+            x.games,
+            if x.alive { "" } else { " (dropped)" },
+            num(x.loss.value),
+            num(x.loss.low),
+            num(x.loss.high)
+        );
+        for (e, met) in &x.figures {
+            let _ = write!(
+                body,
+                "<td>{} [{}, {}]{}</td>",
+                num(e.value),
+                num(e.low),
+                num(e.high),
+                if *met { " &#10003;" } else { "" }
+            );
+        }
+        body.push_str("</tr>");
+    }
+    body.push_str("</table><h2>Confirm it</h2>");
+    for c in r.confirm() {
+        let _ = write!(body, "<p><code>{}</code></p>", esc(&c));
+    }
+    body.push_str(
+        "<h2>Sensitivity</h2><p>Each target's figure, averaged over the candidates measured at each value of \
+         a parameter; the dashed line (or band) is the goal, the vertical line the best value.</p>",
+    );
+    for s in &o.sensitivity {
+        let target = &r.targets[s.target];
+        let dim = &r.space.dims[s.param];
+        let best = &dim.values[o.ranking[0].candidate[s.param]];
+        let _ = write!(
+            body,
+            "<h3>{} against {}</h3>{}",
+            esc(&target.figure),
+            esc(&dim.name),
+            sensitivity_chart(s, target, best)
+        );
+    }
+    format!(
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Tuning - Rulesmith report</title><style>{}</style></head><body>{body}<p class=\"meta\">made by rulesmith {}</p></body></html>\n",
+        crate::report::CSS,
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// A line of a figure's mean against a parameter's values, with the goal.
+fn sensitivity_chart(s: &tune::Sensitivity, target: &Target, best: &str) -> String {
+    use crate::report::esc;
+    use rulesmith_lab::tune::target::Goal;
+    use std::fmt::Write as _;
+    let (w, h, left, bottom) = (640.0, 220.0, 60.0, 30.0);
+    let goal: Vec<f64> = match target.goal {
+        Goal::Equal(v) | Goal::Below(v) | Goal::Above(v) => vec![v],
+        Goal::Within(lo, hi) => vec![lo, hi],
+    };
+    let values = s.by_value.iter().map(|v| v.1).chain(goal.iter().copied());
+    let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), x| (l.min(x), h.max(x)));
+    let span = (hi - lo).max(1e-9);
+    let n = s.by_value.len().max(2) as f64 - 1.0;
+    let x = |i: usize| left + (w - left - 20.0) * i as f64 / n;
+    let y = |v: f64| 10.0 + (h - bottom - 10.0) * (hi - v) / span;
+    let mut svg = format!(r#"<svg viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img">"#);
+    if let [a, b] = goal[..] {
+        let _ = write!(
+            svg,
+            r##"<rect x="{left}" y="{:.1}" width="{:.1}" height="{:.1}" fill="#e4efe4"/>"##,
+            y(b),
+            w - left - 20.0,
+            (y(a) - y(b)).max(1.0)
+        );
+    } else {
+        let _ = write!(
+            svg,
+            r#"<line x1="{left}" x2="{0:.1}" y1="{1:.1}" y2="{1:.1}" class="ref"/>"#,
+            w - 20.0,
+            y(goal[0])
+        );
+    }
+    for v in [lo, hi] {
+        let _ = write!(
+            svg,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="end" class="axis">{}</text>"#,
+            left - 6.0,
+            y(v) + 4.0,
+            num(v)
+        );
+    }
+    let points: Vec<String> = s
+        .by_value
+        .iter()
+        .enumerate()
+        .map(|(i, v)| format!("{:.1},{:.1}", x(i), y(v.1)))
+        .collect();
+    let _ = write!(
+        svg,
+        r##"<polyline points="{}" fill="none" stroke="#4a78b5" stroke-width="1.5"/>"##,
+        points.join(" ")
+    );
+    let step = (s.by_value.len() / 12).max(1);
+    for (i, v) in s.by_value.iter().enumerate() {
+        let _ = write!(
+            svg,
+            r#"<circle cx="{:.1}" cy="{:.1}" r="2.5" class="bar"/>"#,
+            x(i),
+            y(v.1)
+        );
+        if v.0 == best {
+            let _ = write!(
+                svg,
+                r##"<line x1="{0:.1}" x2="{0:.1}" y1="10" y2="{1:.1}" stroke="#111"/>"##,
+                x(i),
+                h - bottom
+            );
+        }
+        if i % step == 0 || v.0 == best {
+            let _ = write!(
+                svg,
+                r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" class="axis">{}</text>"#,
+                x(i),
+                h - bottom + 16.0,
+                esc(&v.0)
+            );
+        }
+    }
+    svg.push_str("</svg>");
+    svg
 }
