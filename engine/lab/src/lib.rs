@@ -3,7 +3,7 @@
 //!
 //! [`playout`] plays random games, [`bot`] holds the bots, [`worlds`] draws the worlds they search in, [`sim`] plays
 //! games between bots and computes balance statistics, [`fuzz`] hunts
-//! for broken invariants and engine contracts with proptest, and
+//! for broken invariants and engine contracts with proptest,
 //! [`secrecy`] checks that a secret decision does not show before its
 //! reveal, and [`tune`] searches a variant's parameters for the values that
 //! meet a designer's targets.

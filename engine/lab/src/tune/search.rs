@@ -2,7 +2,8 @@
 //! NTBEA search when the space is too large to race every candidate.
 //!
 //! **The race.** Every candidate still in plays the same games (game `i`
-//! has the same seed for all of them), in rounds of doubling size. After
+//! has the same seed for all of them), in rounds half as large again as
+//! the one before (so that the last round overshoots little). After
 //! each round, each target's figure gets an interval, and so does the
 //! loss (the weighted distance of the figures from their goals). A
 //! candidate whose loss is larger than the leader's by more than
@@ -36,7 +37,8 @@ use std::collections::BTreeMap;
 
 /// Blocks of the jackknife (games go to block `index % BLOCKS`).
 pub const BLOCKS: usize = 16;
-/// Games of a race's first round per candidate (then doubling): one per
+/// Games of a race's first round per candidate (then 1.5 times more each
+/// round): one per
 /// block, so that every block has a game.
 pub const FIRST_ROUND: u64 = BLOCKS as u64;
 /// Student's t for 95% intervals with `BLOCKS - 1` degrees of freedom.
@@ -352,7 +354,7 @@ fn race(
         }
         next += n;
         spent += n * alive.len() as u64;
-        batch *= 2;
+        batch += batch / 2;
         let measured = alive
             .iter()
             .map(|&i| arms[i].measure(s, targets))
