@@ -127,6 +127,41 @@ impl Target {
         self.weight * d
     }
 
+    /// Where the loss bends: the goal's ends.
+    pub fn kinks(&self) -> Vec<f64> {
+        match self.goal {
+            Goal::Equal(v) | Goal::Below(v) | Goal::Above(v) => vec![v],
+            Goal::Within(lo, hi) => vec![lo, hi],
+        }
+    }
+
+    /// The least `loss(a) - loss(b)` for figures `b` in `b_range`, `a` in
+    /// `a_range` and `a - b` in `d_range` (the paired difference's
+    /// interval): above 0, `a` is surely further from the goal than `b`.
+    /// The loss is piecewise linear and the region a polygon, so the least
+    /// value is at one of its corners or where it crosses a kink; every
+    /// such point has a `b` among the few tried here.
+    pub fn least_loss_gain(&self, b_range: (f64, f64), a_range: (f64, f64), d_range: (f64, f64)) -> f64 {
+        let kinks = self.kinks();
+        let mut bs = vec![b_range.0, b_range.1];
+        for x in kinks.iter().chain(&[a_range.0, a_range.1]) {
+            bs.extend([*x, x - d_range.0, x - d_range.1]);
+        }
+        let mut least = f64::INFINITY;
+        for &b in bs.iter().filter(|&&b| b_range.0 <= b && b <= b_range.1) {
+            let (lo, hi) = (a_range.0.max(b + d_range.0), a_range.1.min(b + d_range.1));
+            if lo > hi {
+                continue;
+            }
+            let mut r#as = vec![lo, hi];
+            r#as.extend(kinks.iter().filter(|&&k| lo <= k && k <= hi));
+            for a in r#as {
+                least = least.min(self.loss(a) - self.loss(b));
+            }
+        }
+        least
+    }
+
     /// Whether a figure with this interval meets the goal: `= V` when V is
     /// inside the interval, the others when the estimate itself does.
     pub fn met(&self, x: f64, low: f64, high: f64) -> bool {
@@ -318,6 +353,29 @@ mod tests {
         assert_eq!(within.loss(17.5), 1.5);
         assert_eq!(Target::parse("x < 3").unwrap().loss(2.0), 0.0);
         assert_eq!(Target::parse("x > 3").unwrap().loss(2.0), 1.0);
+    }
+
+    #[test]
+    fn a_candidate_is_surely_worse_only_when_the_leader_is_surely_on_its_side_of_the_goal() {
+        let t = Target::parse("x = 0").unwrap();
+        // The other figure is 0.034..0.054 above the leader's, but the
+        // leader may be anywhere in -0.05..0.05: the other may be closer
+        // to 0 (leader at -0.05, other at +0.004).
+        assert!(t.least_loss_gain((-0.05, 0.05), (-0.02, 0.11), (0.034, 0.054)) < 0.0);
+        // The leader is surely above 0: the other, above it, is surely
+        // further, by at least the difference's low end.
+        let g = t.least_loss_gain((0.01, 0.02), (0.04, 0.07), (0.03, 0.05));
+        assert!((g - 0.03).abs() < 1e-12, "{g}");
+        // A band: the leader inside 10..16, the other surely 3 to 5
+        // turns longer and the leader at 14 or more: at least 1 turn out.
+        let band = Target::parse("turns in 10..16").unwrap();
+        assert!((band.least_loss_gain((14.0, 15.0), (17.0, 20.0), (3.0, 5.0)) - 1.0).abs() < 1e-12);
+        assert!(band.least_loss_gain((10.0, 15.0), (13.0, 20.0), (3.0, 5.0)) <= 0.0);
+        // The other figure known exactly (-0.5: every game alike) and the
+        // leader's anywhere in -0.38..0.26: surely worse by 0.12, though
+        // the difference alone (-0.76..-0.12) would allow it to be closer.
+        let g = t.least_loss_gain((-0.38, 0.26), (-0.5, -0.5), (-0.76, -0.12));
+        assert!((g - 0.12).abs() < 1e-12, "{g}");
     }
 
     #[test]
