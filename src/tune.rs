@@ -274,6 +274,7 @@ impl Report<'_> {
             "games": o.games,
             "ntbea_games": o.ntbea_games,
             "decided": o.decided,
+            "meeting_every_target": o.ranking.iter().filter(|r| r.figures.iter().all(|(_, met)| *met)).count(),
             "best": ranked(&o.ranking[0]),
             "runners_up": o.ranking.iter().skip(1).take(RUNNERS_UP).map(ranked).collect::<Vec<_>>(),
             "sensitivity": o.sensitivity.iter().map(|s| json!({
@@ -318,6 +319,15 @@ impl Report<'_> {
                     o.ranking.iter().filter(|r| r.alive).count()
                 )
             }
+        );
+        let meeting = o
+            .ranking
+            .iter()
+            .filter(|r| r.figures.iter().all(|(_, met)| *met))
+            .count();
+        crate::outln!(
+            "{meeting} of the {} candidates raced meet every target (by their intervals)",
+            o.ranking.len()
         );
         crate::outln!("\nbest:");
         self.candidate_text(&o.ranking[0], true);
