@@ -326,7 +326,7 @@ impl Report<'_> {
             .filter(|r| r.figures.iter().all(|(_, met)| *met))
             .count();
         crate::outln!(
-            "{meeting} of the {} candidates raced meet every target (by their intervals)",
+            "candidates meeting every target (by their intervals): {meeting} of the {} raced",
             o.ranking.len()
         );
         crate::outln!("\nbest:");
