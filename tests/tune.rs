@@ -52,7 +52,10 @@ fn tune_finds_the_balanced_head_start_and_the_answer_does_not_depend_on_jobs() {
     );
     assert!(one["games"].as_u64().unwrap() <= 6000);
     let meeting = one["meeting_every_target"].as_u64().unwrap();
-    assert!((1..50).contains(&meeting), "the best meets it, far values do not: {meeting}");
+    assert!(
+        (1..50).contains(&meeting),
+        "the best meets it, far values do not: {meeting}"
+    );
     assert_eq!(one["method"], "race");
     // A head start of 30 squares is hopeless for the first player: dropped
     // after few games, and the sensitivity table shows the slope.
