@@ -46,6 +46,7 @@ mod rows;
 mod schema;
 mod simulate;
 mod test_cmd;
+mod tune;
 mod view;
 
 use clap::{Parser, Subcommand};
@@ -102,6 +103,10 @@ enum Command {
     /// Write a replay viewer: one self-contained HTML page that steps
     /// through a game record.
     View(view::Args),
+    /// Search parameters for the values that meet targets (first-player
+    /// advantage 0, game length 10..16 turns...), racing candidates on
+    /// shared seeds.
+    Tune(tune::Args),
 }
 
 /// The command line, with negative numbers taken as option values
@@ -154,9 +159,12 @@ pub fn main_with(compiled: Vec<rulesmith_runtime::Registration>) -> ExitCode {
     engine::register(compiled);
     let cli = parse_cli();
     let preference = match cli.command {
-        Command::Simulate(_) | Command::Compare(_) | Command::Ladder(_) | Command::Fuzz(_) | Command::Profile(_) => {
-            engine::Preference::Compiled
-        }
+        Command::Simulate(_)
+        | Command::Compare(_)
+        | Command::Ladder(_)
+        | Command::Fuzz(_)
+        | Command::Profile(_)
+        | Command::Tune(_) => engine::Preference::Compiled,
         Command::Play(_) => engine::Preference::CompiledIfCached,
         _ => engine::Preference::Interpreted,
     };
@@ -175,6 +183,7 @@ pub fn main_with(compiled: Vec<rulesmith_runtime::Registration>) -> ExitCode {
         Command::Schema(a) => schema::run(a),
         Command::Profile(a) => profile::run(a),
         Command::View(a) => view::run(a),
+        Command::Tune(a) => tune::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
