@@ -37,6 +37,7 @@ mod compile;
 pub mod engine;
 mod fuzz;
 mod ladder;
+mod lsp;
 mod merge;
 mod play;
 mod profile;
@@ -102,6 +103,10 @@ enum Command {
     /// Write a replay viewer: one self-contained HTML page that steps
     /// through a game record.
     View(view::Args),
+    /// A language server for editors, over standard input and output:
+    /// check's problems as you type, hovers, completion, definitions,
+    /// references and renames (docs/editor.md).
+    Lsp(lsp::Args),
 }
 
 /// The command line, with negative numbers taken as option values
@@ -175,6 +180,7 @@ pub fn main_with(compiled: Vec<rulesmith_runtime::Registration>) -> ExitCode {
         Command::Schema(a) => schema::run(a),
         Command::Profile(a) => profile::run(a),
         Command::View(a) => view::run(a),
+        Command::Lsp(a) => lsp::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
