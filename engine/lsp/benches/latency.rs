@@ -1,21 +1,17 @@
-//! The language server's latency and memory over edits of a Sirius script.
+//! The language server's latency and memory over edits of one script.
 //!
-//! `latency`: one edit of one character in `scripts/sirius/fire.rhai`, as
-//! an editor sends it, then the re-check of every variant that reads the
-//! script (the debounce wait not counted): with sirius-basic alone open,
-//! and with the whole `variants/` folder open (every Sirius variant reads
-//! the script). Then `memory`: thousands of such edits, resident memory
-//! before and after (printed).
+//! `latency`: one edit of one character in a script, as an editor sends
+//! it, then the re-check of every variant that reads the script (the
+//! debounce wait not counted), with each folder of `LSP_BENCH_FOLDERS`
+//! open in turn. Then `memory`: `LSP_BENCH_EDITS` such edits (3000) with
+//! the first folder open, resident memory before and after (printed).
 //!
-//! Run with `cargo bench --workspace --bench latency`.
+//! The script is `LSP_BENCH_SCRIPT` (by default the largest `.rhai` file
+//! under `scripts/`); folders are comma-separated, relative to the
+//! repository (by default `variants`: every variant). docs/editor.md has
+//! the command and the figures.
 
 use criterion::Criterion;
-use lsp_server::{Message, Notification};
-use lsp_types::notification::{DidChangeTextDocument, DidOpenTextDocument, Notification as _};
-use lsp_types::{
-    DidChangeTextDocumentParams, DidOpenTextDocumentParams, TextDocumentContentChangeEvent, TextDocumentItem,
-    VersionedTextDocumentIdentifier,
-};
 use rulesmith_lsp::server::Server;
 use std::path::{Path, PathBuf};
 
@@ -26,42 +22,48 @@ fn repo() -> PathBuf {
         .expect("the repository")
 }
 
+/// The largest script under `dir`.
+fn largest_script(dir: &Path) -> Option<PathBuf> {
+    let mut best: Option<(u64, PathBuf)> = None;
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let p = entry.path();
+        let found = if p.is_dir() {
+            largest_script(&p).map(|f| (f.metadata().map_or(0, |m| m.len()), f))
+        } else if p.extension().is_some_and(|e| e == "rhai") {
+            Some((entry.metadata().map_or(0, |m| m.len()), p))
+        } else {
+            None
+        };
+        if let Some(f) = found {
+            if best.as_ref().is_none_or(|b| f.0 > b.0) {
+                best = Some(f);
+            }
+        }
+    }
+    best.map(|b| b.1)
+}
+
 /// A server that has found the variants under `folder` and opened the
-/// script, with the channel its messages go to.
-fn server(folder: &Path, script: &Path, text: &str) -> (Server, crossbeam_channel::Receiver<Message>) {
-    let (sender, receiver) = crossbeam_channel::unbounded();
-    let mut s = Server::new(sender, None);
-    s.ws.discover(folder);
-    s.notification(Notification::new(
-        DidOpenTextDocument::METHOD.into(),
-        DidOpenTextDocumentParams {
-            text_document: TextDocumentItem::new(rulesmith_lsp::uri::from_path(script), "rhai".into(), 1, text.into()),
-        },
-    ));
-    s.check_dirty();
-    (s, receiver)
+/// script.
+fn server(folder: &Path, script: &Path, text: &str) -> Server {
+    let (mut s, messages) = Server::detached();
+    s.discover(&[folder.to_path_buf()]);
+    s.open(script.to_path_buf(), text.to_string());
+    // What it publishes is dropped as it comes, on a thread of its own
+    // (which ends with the server), so that the loop measures the server.
+    std::thread::spawn(move || for _ in messages.iter() {});
+    s
 }
 
 /// Sends the script's text with one character more or less (a space at
-/// the end of its first line) and re-checks, as after the debounce.
+/// the end of its first line).
 fn edit(s: &mut Server, script: &Path, text: &str, version: i32) {
     let mut changed = text.to_string();
     if version % 2 == 1 {
         let eol = changed.find('\n').unwrap_or(changed.len());
         changed.insert(eol, ' ');
     }
-    s.notification(Notification::new(
-        DidChangeTextDocument::METHOD.into(),
-        DidChangeTextDocumentParams {
-            text_document: VersionedTextDocumentIdentifier::new(rulesmith_lsp::uri::from_path(script), version),
-            content_changes: vec![TextDocumentContentChangeEvent {
-                range: None,
-                range_length: None,
-                text: changed,
-            }],
-        },
-    ));
-    s.check_dirty();
+    s.change(script.to_path_buf(), changed);
 }
 
 /// Resident memory of this process, in KiB (Linux; 0 elsewhere).
@@ -74,23 +76,46 @@ fn resident_kib() -> u64 {
 
 fn main() {
     let repo = repo();
-    let script = repo.join("scripts/sirius/fire.rhai");
-    let text = std::fs::read_to_string(&script).expect("fire.rhai");
+    let script = match std::env::var("LSP_BENCH_SCRIPT") {
+        Ok(s) => repo.join(s),
+        Err(_) => largest_script(&repo.join("scripts")).expect("a script under scripts/"),
+    };
+    let folders: Vec<PathBuf> = std::env::var("LSP_BENCH_FOLDERS")
+        .unwrap_or_else(|_| "variants".into())
+        .split(',')
+        .map(|f| repo.join(f.trim()))
+        .collect();
+    let text = std::fs::read_to_string(&script).expect("the script");
+    let shown = script.strip_prefix(&repo).unwrap_or(&script).display().to_string();
     let mut c = Criterion::default().sample_size(20).configure_from_args();
-    for (name, folder) in [
-        (
-            "one character in fire.rhai, sirius-basic open",
-            repo.join("variants/sirius-basic"),
-        ),
-        ("one character in fire.rhai, all variants open", repo.join("variants")),
-    ] {
-        let (mut s, messages) = server(&folder, &script, &text);
+    for folder in &folders {
+        let name = format!(
+            "one character in {shown}, {} open",
+            folder.strip_prefix(&repo).unwrap_or(folder).display()
+        );
+        let mut s = server(folder, &script, &text);
         let mut version = 1;
-        c.bench_function(name, |b| {
+        // The edited file's own variant checked and published (what the
+        // designer waits for), the other variants that read it after.
+        c.bench_function(&format!("{name}: the first variant"), |b| {
+            b.iter_custom(|iterations| {
+                let mut spent = std::time::Duration::ZERO;
+                for _ in 0..iterations {
+                    version += 1;
+                    edit(&mut s, &script, &text, version);
+                    let started = std::time::Instant::now();
+                    s.check_dirty();
+                    spent += started.elapsed();
+                    s.check_all_dirty();
+                }
+                spent
+            })
+        });
+        c.bench_function(&format!("{name}: every variant"), |b| {
             b.iter(|| {
                 version += 1;
                 edit(&mut s, &script, &text, version);
-                messages.try_iter().count()
+                s.check_all_dirty();
             })
         });
     }
@@ -102,20 +127,21 @@ fn main() {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(3000);
-    let (mut s, messages) = server(&repo.join("variants/sirius-basic"), &script, &text);
+    let mut s = server(&folders[0], &script, &text);
     for v in 0..200 {
         edit(&mut s, &script, &text, v);
-        messages.try_iter().count();
+        s.check_all_dirty();
     }
     let before = resident_kib();
     let started = std::time::Instant::now();
     for v in 0..edits {
         edit(&mut s, &script, &text, v);
-        messages.try_iter().count();
+        s.check_all_dirty();
     }
     let after = resident_kib();
     println!(
-        "memory: {edits} edits of fire.rhai (sirius-basic) in {:.1} s: resident {} KiB before, {} KiB after ({:+} KiB)",
+        "memory: {edits} edits of {shown} ({} open) in {:.1} s: resident {} KiB before, {} KiB after ({:+} KiB)",
+        folders[0].strip_prefix(&repo).unwrap_or(&folders[0]).display(),
         started.elapsed().as_secs_f64(),
         before,
         after,

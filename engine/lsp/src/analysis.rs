@@ -66,3 +66,50 @@ pub fn analyze(variant_file: &Path, overlay: Arc<Overlay>) -> Analysis {
         variant: Some(variant),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const VARIANT: &str = "[variant]\nname = \"tiny\"\nplayers = { min = 2, max = 2, default = 2 }\n\
+                           scripts = [\"rules.rhai\"]\n\n[actions.pass]\ntext = \"pass\"\napply = \"do_pass\"\n\n\
+                           [setup]\nrun = \"setup\"\n\n[steps.play]\nlegal = \"play_legal\"\n\n[turn]\nsteps = [\"play\"]\n";
+    const RULES: &str =
+        "fn setup() { start_turns(0); }\nfn play_legal() { add(\"pass\"); }\nfn do_pass() { end_turn(); }\n";
+
+    /// The unsaved text of a file is what is checked, at its own lines,
+    /// and the file on disk is left as it was.
+    #[test]
+    fn the_overlay_stands_in_for_the_disk() {
+        let dir = std::env::temp_dir().join(format!("rulesmith-lsp-overlay-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("variant.toml"), VARIANT).unwrap();
+        std::fs::write(dir.join("rules.rhai"), RULES).unwrap();
+        let file = dir.join("variant.toml");
+        let clean = analyze(&file, Arc::default());
+        assert!(clean.problems.is_empty(), "{:?}", clean.problems);
+        assert!(clean.variant.is_some());
+
+        let broken = RULES.replace("add(\"pass\")", "\n\nadd(\"pas\")");
+        let overlay = Arc::new(Overlay::from([(dir.join("rules.rhai"), broken)]));
+        let a = analyze(&file, overlay);
+        let [(Severity::Error, d)] = a.problems.as_slice() else {
+            panic!("{:?}", a.problems)
+        };
+        assert_eq!((d.file.clone(), d.line), (dir.join("rules.rhai"), 4), "{d}");
+        assert!(d.message.contains("'pas'"), "{d}");
+        assert_eq!(std::fs::read_to_string(dir.join("rules.rhai")).unwrap(), RULES);
+
+        // A function the TOML names with the wrong number of parameters.
+        let arity = RULES.replace("fn do_pass()", "fn do_pass(x)");
+        let a = analyze(&file, Arc::new(Overlay::from([(dir.join("rules.rhai"), arity)])));
+        assert!(
+            a.problems
+                .iter()
+                .any(|(_, d)| d.file == file && d.message.contains("do_pass")),
+            "{:?}",
+            a.problems
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -117,11 +117,18 @@ mod tests {
         assert!(find("draw").signatures.len() >= 2, "{:?}", find("draw").signatures);
         assert!(find("param").doc.contains("[params]"));
         assert_eq!(find("card_hook").signatures, ["card_hook(deck, id, hook, args)"]);
-        for name in rulesmith_compiler::infer::NATIVES {
-            assert!(
-                natives.iter().any(|n| n.name == *name),
-                "native {name} has no row in docs/scripting.md's tables"
-            );
-        }
+        // Functions Rhai itself provides are Rhai's to document.
+        let missing: Vec<&str> = rulesmith_compiler::infer::NATIVES
+            .iter()
+            .copied()
+            .filter(|name| {
+                !["print", "debug", "max", "min", "to_string", "type_of"].contains(name)
+                    && !natives.iter().any(|n| n.name == *name)
+            })
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "natives with no row in docs/scripting.md's tables: {missing:?}"
+        );
     }
 }

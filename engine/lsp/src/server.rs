@@ -91,10 +91,7 @@ pub fn serve(connection: Connection, smoke: Option<SmokeCheck>) -> Result<(), Se
     for f in params.workspace_folders.unwrap_or_default() {
         folders.extend(uri::to_path(&f.uri));
     }
-    for f in &folders {
-        server.ws.discover(f);
-    }
-    server.check_all();
+    server.discover(&folders);
     loop {
         let timeout = match server.due {
             Some(due) => due.saturating_duration_since(Instant::now()),
@@ -142,6 +139,8 @@ pub struct Server {
     smoke_results: Receiver<SmokeResult>,
     /// Roots edited since their last check, and when to check them.
     dirty: BTreeSet<usize>,
+    /// The variant of the file edited last, checked before the others.
+    first: Option<usize>,
     due: Option<Instant>,
     /// Each root's problems: from its last check, and from its smoke games.
     problems: HashMap<usize, Vec<(Severity, rulesmith_core::Diagnostic)>>,
@@ -161,6 +160,7 @@ impl Server {
             smoke_sender,
             smoke_results,
             dirty: BTreeSet::new(),
+            first: None,
             due: None,
             problems: HashMap::new(),
             smoke_failures: HashMap::new(),
@@ -168,19 +168,69 @@ impl Server {
         }
     }
 
-    fn check_all(&mut self) {
-        self.dirty.extend(0..self.ws.roots.len());
-        self.check_dirty();
+    /// A server with no editor: what it publishes goes to the returned
+    /// channel (benchmarks drive it this way, without the protocol's I/O).
+    pub fn detached() -> (Server, Receiver<Message>) {
+        let (sender, receiver) = unbounded();
+        (Server::new(sender, None), receiver)
     }
 
-    /// Checks the roots edited since their last check and publishes.
+    /// The editor opened `path` with `text`: its variants are checked now,
+    /// unless they were and the text is the one they saw.
+    pub fn open(&mut self, path: PathBuf, text: String) {
+        let fresh = self.ws.overlay.get(&path) != Some(&text);
+        self.ws.set_text(path.clone(), text);
+        let roots = self.ws.roots_of(&path);
+        let unchecked = roots.iter().any(|r| !self.problems.contains_key(r));
+        if fresh || unchecked {
+            self.dirty.extend(roots);
+            self.first = self.ws.root_for(&path);
+            self.check_dirty();
+        }
+    }
+
+    /// The editor's text of `path` is now `text` (checked after `DEBOUNCE`).
+    pub fn change(&mut self, path: PathBuf, text: String) {
+        self.ws.set_text(path.clone(), text);
+        self.edited(&path);
+    }
+
+    /// Finds the variants under `folders` (the editor's workspace) and
+    /// checks them all: what each reads is known from then on, so that an
+    /// edit of a script outside a variant's folder re-checks the variant.
+    pub fn discover(&mut self, folders: &[PathBuf]) {
+        for f in folders {
+            self.ws.discover(f);
+        }
+        self.dirty.extend(0..self.ws.roots.len());
+        self.check_all_dirty();
+    }
+
+    /// Checks one root edited since its last check (the edited file's own
+    /// variant first) and publishes; the others are left for the next
+    /// turns of the loop, so that messages are answered in between and the
+    /// file being typed in is not kept waiting by every variant that
+    /// shares it.
     pub fn check_dirty(&mut self) {
         self.due = None;
-        for root in std::mem::take(&mut self.dirty) {
-            let analysis = self.ws.analyze(root);
-            self.problems.insert(root, analysis.problems);
-        }
+        let first = self.first.take().filter(|r| self.dirty.contains(r));
+        let Some(root) = first.or_else(|| self.dirty.first().copied()) else {
+            return;
+        };
+        self.dirty.remove(&root);
+        let analysis = self.ws.analyze(root);
+        self.problems.insert(root, analysis.problems);
         self.publish();
+        if !self.dirty.is_empty() {
+            self.due = Some(Instant::now());
+        }
+    }
+
+    /// Checks every root edited since its last check.
+    pub fn check_all_dirty(&mut self) {
+        while !self.dirty.is_empty() {
+            self.check_dirty();
+        }
     }
 
     /// Sends every file's diagnostics that changed since last sent.
@@ -245,18 +295,7 @@ impl Server {
                 let Some(path) = uri::to_path(&p.text_document.uri) else {
                     return;
                 };
-                let fresh = self.ws.overlay.get(&path) != Some(&p.text_document.text);
-                self.ws.set_text(path.clone(), p.text_document.text);
-                let roots = self.ws.roots_of(&path);
-                let unchecked: Vec<usize> = roots
-                    .iter()
-                    .copied()
-                    .filter(|r| !self.problems.contains_key(r))
-                    .collect();
-                if fresh || !unchecked.is_empty() {
-                    self.dirty.extend(roots);
-                    self.check_dirty();
-                }
+                self.open(path, p.text_document.text);
             }
             DidChangeTextDocument::METHOD => {
                 let Ok(p) = n.extract::<lsp_types::DidChangeTextDocumentParams>(DidChangeTextDocument::METHOD) else {
@@ -269,8 +308,7 @@ impl Server {
                 let Some(change) = p.content_changes.into_iter().last() else {
                     return;
                 };
-                self.ws.set_text(path.clone(), change.text);
-                self.edited(&path);
+                self.change(path, change.text);
             }
             DidSaveTextDocument::METHOD => {
                 let Ok(p) = n.extract::<lsp_types::DidSaveTextDocumentParams>(DidSaveTextDocument::METHOD) else {
@@ -281,7 +319,7 @@ impl Server {
                 };
                 let roots = self.ws.roots_of(&path);
                 self.dirty.extend(roots.iter().copied());
-                self.check_dirty();
+                self.check_all_dirty();
                 self.start_smoke(roots);
             }
             DidCloseTextDocument::METHOD => {
@@ -306,6 +344,7 @@ impl Server {
         for r in &roots {
             self.smoke_failures.remove(r);
         }
+        self.first = self.ws.root_for(path);
         self.dirty.extend(roots);
         self.due = Some(Instant::now() + DEBOUNCE);
     }

@@ -138,8 +138,8 @@ mod tests {
         let text = "let a = 1;\n// é𝄞 x\r\nfn f() {}";
         let index = LineIndex::new(text);
         let x = text.find('x').unwrap();
-        assert_eq!(index.position(x), Position::new(1, 6));
-        assert_eq!(index.offset(Position::new(1, 6)), x);
+        assert_eq!(index.position(x), Position::new(1, 7));
+        assert_eq!(index.offset(Position::new(1, 7)), x);
         let f = text.find("fn").unwrap();
         assert_eq!(index.position(f), Position::new(2, 0));
         assert_eq!(index.offset(Position::new(2, 3)), f + 3);
