@@ -45,36 +45,31 @@ pub fn run(args: Args) -> Result<(), Failure> {
     // seats, a misspelt property in a rarely used step, a game that never
     // ends, ...). The first one also tries the functions only bots and
     // reports call: evaluate, labels, summary and render.
-    let mut games = 0;
-    let mut probed = false;
-    for n in v.players.min..=v.players.max {
-        for seed in 0..SMOKE_GAMES {
-            let mut record = Record::default();
-            let probe = !probed;
-            let result = smoke_game(&game, n, seed, &mut record, args.bounds.max_decisions_for(v), probe);
-            probed = true;
-            if let Err(e) = result {
-                let where_ = report_failure(
-                    args.bounds.failures.as_deref(),
-                    &FailedGame {
-                        command: "check",
-                        variant_path: &args.variant,
-                        variant_name: &v.name,
-                        players: n,
-                        seed,
-                        sets: &sets,
-                        about: vec![format!("{} - a smoke game of rulesmith check, seed {seed}", v.name)],
-                        record: &record,
-                    },
-                );
-                return Err(Failure::input(format!(
-                    "{}: a random {n}-player game (seed {seed}) fails: {e}\n{where_}",
-                    args.variant.display()
-                )));
-            }
-            games += 1;
+    let games = match smoke_games(&game, args.bounds.max_decisions_for(v), &|| false) {
+        Ok(games) => games,
+        Err(f) => {
+            let where_ = report_failure(
+                args.bounds.failures.as_deref(),
+                &FailedGame {
+                    command: "check",
+                    variant_path: &args.variant,
+                    variant_name: &v.name,
+                    players: f.players,
+                    seed: f.seed,
+                    sets: &sets,
+                    about: vec![format!("{} - a smoke game of rulesmith check, seed {}", v.name, f.seed)],
+                    record: &f.record,
+                },
+            );
+            return Err(Failure::input(format!(
+                "{}: a random {}-player game (seed {}) fails: {}\n{where_}",
+                args.variant.display(),
+                f.players,
+                f.seed,
+                f.error
+            )));
         }
-    }
+    };
     for w in v.warnings() {
         use std::io::Write as _;
         let _ = writeln!(std::io::stderr(), "warning: {w}");
@@ -93,11 +88,57 @@ pub fn run(args: Args) -> Result<(), Failure> {
     Ok(())
 }
 
+/// A smoke game that failed: how many players, its seed, the record of
+/// what was played, and the error.
+pub struct SmokeFailure {
+    pub players: usize,
+    pub seed: u64,
+    pub record: Record,
+    pub error: GameError,
+}
+
+/// Plays check's smoke games (`SMOKE_GAMES` seeds per player count, the
+/// first one probing the output functions) until one fails, each at most
+/// `max` decisions; the number played. `stop` is asked between decisions:
+/// the language server's newer edit makes these games pointless, and they
+/// end at once (as played, without a failure).
+pub fn smoke_games(game: &Game, max: u64, stop: &dyn Fn() -> bool) -> Result<u64, SmokeFailure> {
+    let v = game.variant();
+    let mut games = 0;
+    for players in v.players.min..=v.players.max {
+        for seed in 0..SMOKE_GAMES {
+            let mut record = Record::default();
+            let probe = games == 0;
+            if let Err(error) = smoke_game(game, players, seed, &mut record, max, probe, stop) {
+                return Err(SmokeFailure {
+                    players,
+                    seed,
+                    record,
+                    error,
+                });
+            }
+            if stop() {
+                return Ok(games);
+            }
+            games += 1;
+        }
+    }
+    Ok(games)
+}
+
 /// Plays one random game to its end (an error if it has not ended after
 /// `max` decisions), checking every invariant after setup and after each
 /// decision. With `probe`, calls evaluate (for every seat), summary and
 /// render on a state a few decisions in, and labels on the end.
-fn smoke_game(game: &Game, n: usize, seed: u64, record: &mut Record, max: u64, probe: bool) -> Result<(), GameError> {
+fn smoke_game(
+    game: &Game,
+    n: usize,
+    seed: u64,
+    record: &mut Record,
+    max: u64,
+    probe: bool,
+    stop: &dyn Fn() -> bool,
+) -> Result<(), GameError> {
     let mut r = rng::seeded(seed);
     let mut state = game.new_game(n)?;
     let mut played = 0;
@@ -111,6 +152,9 @@ fn smoke_game(game: &Game, n: usize, seed: u64, record: &mut Record, max: u64, p
     // before it is revealed.
     playout::random_playout(game, &mut state, &mut r, Some(&mut *record), 0)?;
     while !state.is_terminal() && played < max {
+        if stop() {
+            return Ok(());
+        }
         if game.decision_is_secret(&state) {
             let legal = game.legal_actions(&state)?;
             if let Some(leak) = secrecy::secret_decision_leak(game, &state, &legal)? {
@@ -129,6 +173,9 @@ fn smoke_game(game: &Game, n: usize, seed: u64, record: &mut Record, max: u64, p
         }
     }
     if !state.is_terminal() {
+        if stop() {
+            return Ok(());
+        }
         return Err(sim::endless_game(played, state.core.turn));
     }
     if probe {

@@ -37,6 +37,7 @@ mod compile;
 pub mod engine;
 mod fuzz;
 mod ladder;
+mod lsp;
 mod merge;
 mod play;
 mod profile;
@@ -107,6 +108,10 @@ enum Command {
     /// advantage 0, game length 10..16 turns...), racing candidates on
     /// shared seeds.
     Tune(tune::Args),
+    /// A language server for editors, over standard input and output:
+    /// check's problems as you type, hovers, completion, definitions,
+    /// references and renames (docs/editor.md).
+    Lsp(lsp::Args),
 }
 
 /// The command line, with negative numbers taken as option values
@@ -184,6 +189,7 @@ pub fn main_with(compiled: Vec<rulesmith_runtime::Registration>) -> ExitCode {
         Command::Profile(a) => profile::run(a),
         Command::View(a) => view::run(a),
         Command::Tune(a) => tune::run(a),
+        Command::Lsp(a) => lsp::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

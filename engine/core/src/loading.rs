@@ -6,13 +6,20 @@
 //! types sit below the modules that parse scripts, which use them.
 
 use crate::error::{Diagnostic, LoadError};
-use crate::variant::{self, Read, Variant};
+use crate::variant::{self, Overlay, Read, Variant};
 use std::path::Path;
+use std::sync::Arc;
 
 impl Variant {
     /// Loads the variant in folder `path` (or the variant file `path`).
     pub fn load(path: impl AsRef<Path>) -> Result<Variant, LoadError> {
-        match variant::read(path.as_ref()) {
+        Variant::load_overlaid(path, Arc::default())
+    }
+
+    /// [`Variant::load`] with some files' texts taken from `overlay`
+    /// instead of the disk: what an editor shows, saved or not.
+    pub fn load_overlaid(path: impl AsRef<Path>, overlay: Arc<Overlay>) -> Result<Variant, LoadError> {
+        match variant::read(path.as_ref(), overlay) {
             Read::Built(v) => {
                 // Names the scripts spell out that the variant lacks.
                 let lint = crate::lint::lint(&v);

@@ -31,6 +31,11 @@ pub struct SourceFile {
     pub text: String,
 }
 
+/// Texts that stand in for files on disk while loading, by path (as the
+/// loader spells it: absolute paths for a variant loaded from an absolute
+/// path): an editor's unsaved buffers, for the language server.
+pub type Overlay = HashMap<PathBuf, String>;
+
 /// A place in one of the variant's files.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Loc {
@@ -735,13 +740,16 @@ pub(crate) enum Read {
 
 /// Reads the variant in folder `path` (or the variant file `path`): its
 /// `extends` chain, merged and checked as data.
-pub(crate) fn read(path: &Path) -> Read {
+pub(crate) fn read(path: &Path, overlay: std::sync::Arc<Overlay>) -> Read {
     let file = if path.is_dir() {
         path.join(VARIANT_FILE)
     } else {
         path.to_path_buf()
     };
-    let mut loader = Loader::default();
+    let mut loader = Loader {
+        overlay,
+        ..Loader::default()
+    };
     let chain = loader.read_chain(&file);
     if loader.broken_chain {
         return Read::Broken {
@@ -770,6 +778,8 @@ struct Loader {
     script_files: Vec<usize>,
     /// An `extends` chain that could not be followed to its root.
     broken_chain: bool,
+    /// Texts read instead of the files on disk (empty but for an editor).
+    overlay: std::sync::Arc<Overlay>,
 }
 
 impl Loader {
@@ -785,7 +795,11 @@ impl Loader {
 
     fn read(&mut self, path: &Path) -> Option<usize> {
         let path = &clean(path);
-        match std::fs::read_to_string(path) {
+        let text = match self.overlay.get(path) {
+            Some(text) => Ok(text.clone()),
+            None => std::fs::read_to_string(path),
+        };
+        match text {
             Ok(mut text) => {
                 // A byte-order mark, which some editors on Windows write,
                 // is no part of the text (TOML and Rhai would take it for
