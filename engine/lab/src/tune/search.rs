@@ -596,6 +596,7 @@ mod tests {
                             labels: vec![],
                             cards: vec![],
                             scores: vec![],
+                            loose_decisions: 0,
                             record: None,
                         }
                     })
