@@ -262,7 +262,7 @@ fn replay_determinize_says_where_no_world_fits() {
 #[test]
 fn a_hand_that_showed_two_voids_is_found_every_time() {
     let g = test_game("oh-hell", &[]);
-    let file = root().join("tests/records/oh-hell/second-hand-p1-void.record");
+    let file = root().join("tests/hidden-worlds/oh-hell-second-hand-p1-void.record");
     let text = std::fs::read_to_string(&file).unwrap();
     let s = rulesmith_core::record::replay(&g, 3, &text, &file).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(s.to_move(), ToMove::Decision(2));

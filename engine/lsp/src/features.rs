@@ -10,7 +10,7 @@ use crate::text::LineIndex;
 use crate::toml_text::{self, FUNCTION_KEYS};
 use crate::workspace::Workspace;
 use lsp_types::{CompletionItem, CompletionItemKind, Documentation, Location, MarkupContent, MarkupKind};
-use rulesmith_core::variant::{FieldType, Variant, Visibility, VARIANT_FILE};
+use rulesmith_core::variant::{clean, FieldType, Variant, Visibility, VARIANT_FILE};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -176,22 +176,6 @@ fn target_of(kind: NameKind, name: String) -> Target {
         NameKind::Function => Target::Function(name),
         k => Target::Declared(k, name),
     }
-}
-
-/// Removes `.` and `..` parts, as the loader spells paths.
-fn clean(path: &Path) -> PathBuf {
-    use std::path::Component;
-    let mut out: Vec<Component> = Vec::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir if matches!(out.last(), Some(Component::Normal(_))) => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out.iter().collect()
 }
 
 /// The names of one kind the variant declares.

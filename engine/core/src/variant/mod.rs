@@ -1984,8 +1984,9 @@ fn int_value(v: Option<&Value>) -> Option<i64> {
 }
 
 /// Removes `.` and `dir/..` from a path, lexically, so that messages name
-/// files the way a designer would.
-fn clean(path: &Path) -> PathBuf {
+/// files the way a designer would (and the language server finds a
+/// script by the path the loader gave it).
+pub fn clean(path: &Path) -> PathBuf {
     use std::path::Component;
     let mut out: Vec<Component> = Vec::new();
     for c in path.components() {
