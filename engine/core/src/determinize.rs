@@ -29,9 +29,9 @@
 //! random draws, then its combinations one by one (so that a world is
 //! found even when few draws fit; only for groups of a few thousand
 //! combinations, as a hand of many cards has too many to go through), and
-//! is drawn afresh rather than kept while earlier groups are repaired. A second pass gives every group all
-//! those draws; when no single group mends the misfit, a new world is
-//! drawn, while the work budget lasts.
+//! is drawn afresh rather than kept while earlier groups are repaired. A
+//! second pass gives every group all those draws; when no single group
+//! mends the misfit, a new world is drawn, while the work budget lasts.
 //!
 //! Keeping the other groups' draws is what makes a far culprit cheap to
 //! find: redrawing every later group as well would bring back misfits that
@@ -1064,8 +1064,9 @@ impl Game {
         if pool.is_empty() {
             return None;
         }
-        if pool.iter().any(|&c| !avoid(seat, deck, c)) {
-            pool.retain(|&c| !avoid(seat, deck, c));
+        let allowed: Vec<u16> = pool.iter().copied().filter(|&c| !avoid(seat, deck, c)).collect();
+        if !allowed.is_empty() {
+            pool = allowed;
         }
         // In card order, so that the pile's order (which depends on the
         // history) does not matter.

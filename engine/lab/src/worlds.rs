@@ -5,7 +5,9 @@
 //! (`Game::determinize_worlds` gives up), it decides on loose worlds
 //! (`Game::determinize_loose`: what it cannot see drawn afresh, what it saw
 //! replayed even where the world's rules would not allow it), and says so
-//! once per process on standard error. A human's game goes on.
+//! once per process on standard error. A human's game goes on. Every such
+//! decision is counted (`Worlds::loose`, then the bot's
+//! `loose_decisions`), and `simulate` reports the count.
 
 use rulesmith_core::error::GameError;
 use rulesmith_core::game::Game;

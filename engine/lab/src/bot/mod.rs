@@ -22,7 +22,7 @@ pub use random::RandomBot;
 use rulesmith_core::error::GameError;
 use rulesmith_core::game::Game;
 use rulesmith_core::rng::GameRng;
-use rulesmith_core::state::{Action, Seat, State, ToMove};
+use rulesmith_core::state::{Action, State, ToMove};
 use std::time::Duration;
 
 /// A player that decides by itself.
@@ -93,17 +93,9 @@ pub fn from_spec(spec: &str, seed: u64) -> Result<Box<dyn Bot>, String> {
     }
 }
 
-/// The states a bot may reason about (see [`crate::worlds`]): never the
-/// true state while something is hidden from the seat.
-fn worlds(
-    game: &Game,
-    state: &State,
-    seat: Seat,
-    rng: &mut GameRng,
-    count: usize,
-) -> Result<crate::worlds::Worlds, GameError> {
-    crate::worlds::worlds(game, state, seat, rng, count)
-}
+// The states a bot may reason about: never the true state while something
+// is hidden from the seat.
+use crate::worlds::worlds;
 
 /// Plays out chance events until a decision or the end (false if the
 /// rules fail, or keep rolling past the engine's bound). `state` is a
