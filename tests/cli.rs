@@ -35,14 +35,7 @@ fn check_accepts_every_shipped_variant() {
 /// `--failures`.
 #[test]
 fn check_runs_the_invariants_in_its_smoke_games() {
-    let dir = root().join("target").join("cli-tests").join("check-invariants");
-    let _ = std::fs::remove_dir_all(&dir);
-    let o = rulesmith(&[
-        "check",
-        "tests/fuzz-variants/no-final-true",
-        "--failures",
-        &dir.display().to_string(),
-    ]);
+    let (o, dir) = check_with_failures_in("tests/fuzz-variants/no-final-true", "check-invariants");
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     let err = stderr(&o);
     assert!(
@@ -53,20 +46,22 @@ fn check_runs_the_invariants_in_its_smoke_games() {
     assert!(dir.join("check-failure-no-final-true-0.record").exists(), "{err}");
 }
 
+/// `rulesmith check VARIANT --failures DIR`, DIR a fresh folder
+/// `target/cli-tests/NAME` (returned).
+fn check_with_failures_in(variant: &str, name: &str) -> (Output, std::path::PathBuf) {
+    let dir = root().join("target").join("cli-tests").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    let o = rulesmith(&["check", variant, "--failures", &dir.display().to_string()]);
+    (o, dir)
+}
+
 /// `check` commits every secret decision of its smoke games in several
 /// ways: a secret bid that shows in the other seat's summary before the
 /// reveal fails, naming the step, the seats and two bids told apart; the
 /// secret rounds that keep their bids hidden pass.
 #[test]
 fn check_finds_a_secret_bid_that_shows_before_the_reveal() {
-    let dir = root().join("target").join("cli-tests").join("check-secret-leak");
-    let _ = std::fs::remove_dir_all(&dir);
-    let o = rulesmith(&[
-        "check",
-        "tests/fuzz-variants/leaky-bid",
-        "--failures",
-        &dir.display().to_string(),
-    ]);
+    let (o, _) = check_with_failures_in("tests/fuzz-variants/leaky-bid", "check-secret-leak");
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     let err = stderr(&o);
     assert!(
