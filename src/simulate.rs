@@ -302,7 +302,19 @@ impl Plan {
                 .collect()
         });
         // The first failing game, in game order: the same whatever --jobs is.
-        results.into_iter().collect::<Result<Vec<_>, _>>().map_err(|f| match f {
+        // Unwrapped into a list made at its final size (collecting the
+        // `Result`s would grow it by doubling, fresh pages every chunk).
+        let mut played = Vec::with_capacity(results.len());
+        for r in results {
+            played.push(r.map_err(|f| self.failure(f, run, command))?);
+        }
+        Ok(played)
+    }
+
+    /// The error of a game that failed (its record written where
+    /// `--failures` says) or of a game that could not load.
+    fn failure(&self, f: Failed, run: &RunArgs, command: &str) -> Failure {
+        match f {
             Failed::Load(e) => Failure::input(e),
             Failed::Game {
                 index,
@@ -338,7 +350,7 @@ impl Plan {
                     bots.join(",")
                 ))
             }
-        })
+        }
     }
 
     fn counters(&self) -> usize {

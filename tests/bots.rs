@@ -84,6 +84,40 @@ fn mcts_never_loses_tic_tac_toe_to_random_play() {
 }
 
 #[test]
+fn a_search_without_chance_or_hidden_cards_lists_each_nodes_actions_once() {
+    // Every visit to a tree node on a path with no chance and one world
+    // finds the same state, so its actions come from the tree after the
+    // first visit. Without that, each iteration lists actions before every
+    // decision it applies but the root's: listings = applies - iterations.
+    let path = root().join("tests").join("bots").join("tic-tac-toe");
+    let g = rulesmith_rhai::interpreted_profiled(Variant::load(path).unwrap()).unwrap();
+    let s = g.new_game(2).unwrap();
+    let legal = g.legal_actions(&s).unwrap();
+    let before = g.profile();
+    let calls = |p: &std::collections::BTreeMap<String, rulesmith_core::rules::FunctionProfile>, f: &str| {
+        p.get(f).map_or(0, |x| x.calls)
+    };
+    let iterations = 600;
+    let mut config = MctsConfig::default();
+    config.set("reuse", "off").unwrap();
+    config.budget = bot::Budget::Playouts(iterations);
+    let mut search = MctsBot::with_config(3, config, "mcts".into());
+    let stats = search.root_statistics(&g, &s, &legal).unwrap();
+    assert_eq!(
+        stats.iter().map(|x| x.0).sum::<f64>(),
+        iterations as f64,
+        "every iteration scored"
+    );
+    let after = g.profile();
+    let listings = calls(&after, "play_legal") - calls(&before, "play_legal");
+    let applies = calls(&after, "do_mark") - calls(&before, "do_mark");
+    assert!(
+        applies - listings > 2 * iterations as u64,
+        "{listings} listings for {applies} applies in {iterations} iterations: the tree's lists went unused"
+    );
+}
+
+#[test]
 fn a_decision_is_reproducible_from_its_seed_and_split_trees_agree_in_strength() {
     let g = test_game("connect-four");
     let s = position(&g, &["drop 4", "drop 4", "drop 3"]);

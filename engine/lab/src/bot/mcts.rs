@@ -524,6 +524,10 @@ struct Node {
     shared: u32,
     /// Iterations that passed through this node (for widening).
     visits: f64,
+    /// The node's edges are exactly its legal actions, in the rules' order,
+    /// whenever it is reached on a fixed path (see [`Search::iterate`]):
+    /// such visits take them from the tree instead of asking the rules.
+    listed: bool,
 }
 
 struct Edge {
@@ -560,6 +564,7 @@ impl Tree {
             last: NONE,
             shared: NONE,
             visits: 0.0,
+            listed: false,
         });
         (self.nodes.len() - 1) as u32
     }
@@ -648,6 +653,16 @@ impl Tree {
         None
     }
 
+    /// Every edge of the node, in its order, in `available`.
+    fn all_edges(&self, node: u32, available: &mut Vec<u32>) {
+        available.clear();
+        let mut e = self.nodes[node as usize].first;
+        while e != NONE {
+            available.push(e);
+            e = self.edges[e as usize].next;
+        }
+    }
+
     /// The node's edges for the actions in `legal`, in `available` (new
     /// edges added for actions not seen there before).
     fn available(&mut self, node: u32, legal: &[Action], available: &mut Vec<u32>) {
@@ -693,6 +708,14 @@ pub(super) struct Search {
     /// Where [`Tree::reroot`] builds the kept subtree.
     spare: Tree,
     renumber: Vec<u32>,
+    /// `sqrt(ln(n))` for n = 0, 1, ...: UCB1's exploration term reads it
+    /// at every selection, and the logarithm was a twentieth of a cheap
+    /// game's search.
+    sqrt_ln: Vec<f64>,
+    /// Whether this decision's iterations all start from one world (no
+    /// hidden information to redraw): then a path of decisions with no
+    /// chance on it always leads to the same state.
+    one_world: bool,
 }
 
 /// A decision the bot took: enough to know whether the next one follows
@@ -756,6 +779,7 @@ impl Search {
     ) -> Result<(), GameError> {
         let started = Instant::now();
         let mut iteration: u32 = 0;
+        self.one_world = worlds.len() == 1;
         loop {
             match settings.budget {
                 Budget::Playouts(n) if iteration >= n => break,
@@ -809,25 +833,49 @@ impl Search {
     ) -> Result<Reached, GameError> {
         self.path.clear();
         let mut node = 0u32;
+        // A fixed path: one world, and since the root neither chance nor a
+        // node shared by secret actions. Every visit to a node on it finds
+        // the same state, so the legal actions listed on the first visit
+        // hold for all of them (in tic-tac-toe, listing them again through
+        // the rules was a fifth of the search).
+        let mut fixed = self.one_world;
         // The edge just taken and, if its action was secret, who took it:
         // its child is made once the next decider is known.
         let mut pending: Option<(u32, Option<Seat>)> = None;
         loop {
+            fixed &= s.to_move() != ToMove::Chance;
             if !resolve_chance(game, s, rng) {
                 return Ok(Reached::Broken);
             }
             let ToMove::Decision(p) = s.to_move() else { break };
             if let Some((e, secret_mover)) = pending.take() {
-                node = self.child(node, e, secret_mover.is_some_and(|m| m != p));
+                let shared = secret_mover.is_some_and(|m| m != p);
+                fixed &= !shared;
+                node = self.child(node, e, shared);
             }
-            if node == 0 {
-                self.legal.clear();
-                self.legal.extend_from_slice(root_legal);
-            } else if game.legal_actions_into(s, &mut self.legal).is_err() {
-                break; // no legal action here: scored as it stands
+            if fixed && self.tree.nodes[node as usize].listed {
+                self.tree.all_edges(node, &mut self.available);
+            } else {
+                if node == 0 {
+                    self.legal.clear();
+                    self.legal.extend_from_slice(root_legal);
+                } else if game.legal_actions_into(s, &mut self.legal).is_err() {
+                    break; // no legal action here: scored as it stands
+                }
+                self.tree.available(node, &self.legal, &mut self.available);
+                if fixed && node != 0 {
+                    // Listed on a fixed path; the node has no other edges
+                    // (it is only ever reached on this path).
+                    let mut e = self.tree.nodes[node as usize].first;
+                    let mut edges = 0;
+                    while e != NONE {
+                        edges += 1;
+                        e = self.tree.edges[e as usize].next;
+                    }
+                    self.tree.nodes[node as usize].listed = edges == self.available.len();
+                }
             }
             let secret = game.decision_is_secret(s);
-            self.tree.available(node, &self.legal, &mut self.available);
             let ranked = settings.widen && self.available.len() > WIDEN_ABOVE;
             if ranked {
                 self.widen(game, s, p, node, rng)?;
@@ -835,6 +883,11 @@ impl Search {
             self.tree.nodes[node as usize].visits += 1.0;
             for &e in &self.available {
                 self.tree.edges[e as usize].available += 1.0;
+            }
+            // Availability never exceeds the node's visits.
+            let visits = self.tree.nodes[node as usize].visits as usize;
+            while self.sqrt_ln.len() <= visits {
+                self.sqrt_ln.push((self.sqrt_ln.len() as f64).ln().sqrt());
             }
             let (e, fresh) = self.select(p, settings.exploration, ranked, rng);
             if game.apply_scratch(s, self.tree.edges[e as usize].action).is_err() {
@@ -942,13 +995,13 @@ impl Search {
         let mut best_score = f64::NEG_INFINITY;
         // c * sqrt(ln(available)), the same for siblings available equally
         // often (all of them where nothing is hidden and chance does not
-        // change the actions): one logarithm per selection, not per edge.
+        // change the actions): one look-up per selection, not per edge.
         let (mut counted, mut reach) = (f64::NAN, 0.0);
         for &e in &self.available {
             let edge = &tree.edges[e as usize];
             if edge.available != counted {
                 counted = edge.available;
-                reach = exploration * counted.ln().sqrt();
+                reach = exploration * self.sqrt_ln[counted as usize];
             }
             let mean = tree.totals[e as usize * tree.seats + p] * edge.inverse;
             let score = mean + reach * edge.inverse_root;
