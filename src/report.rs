@@ -64,6 +64,18 @@ pub(crate) fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
+/// The key table's row for decisions a bot took on loose worlds (none
+/// when every decision found a world that fits what its seat saw).
+fn loose_row(s: &Summary) -> String {
+    if s.loose_decisions == 0 {
+        return String::new();
+    }
+    format!(
+        "<tr><th>no world</th><td>{} decision(s) in {} game(s): a bot found no world that fits what its seat had seen, and decided on loose ones</td></tr>",
+        s.loose_decisions, s.loose_worlds.count
+    )
+}
+
 fn pct(x: f64) -> String {
     format!("{:.1}%", 100.0 * x)
 }
@@ -325,7 +337,7 @@ pub fn html(input: &ReportInput) -> String {
          <tr><th>first player wins</th><td>{}</td></tr>\
          <tr><th>balance</th><td>{:.2} (1 = every seat wins equally often)</td></tr>\
          <tr><th>turns</th><td>mean {:.1}, median {:.0}, 10%-90% {:.0}-{:.0}</td></tr>\
-         <tr><th>decisions</th><td>mean {:.1}, median {:.0}, 10%-90% {:.0}-{:.0}</td></tr></table>",
+         <tr><th>decisions</th><td>mean {:.1}, median {:.0}, 10%-90% {:.0}-{:.0}</td></tr>{}</table>",
         pct(s.draws.rate),
         pct(s.draws.low),
         pct(s.draws.high),
@@ -339,7 +351,8 @@ pub fn html(input: &ReportInput) -> String {
         s.decisions.mean,
         s.decisions.median,
         s.decisions.p10,
-        s.decisions.p90
+        s.decisions.p90,
+        loose_row(s)
     );
     let seats: Vec<(String, Rate)> = s.seats.iter().map(|x| (x.seat.clone(), x.wins)).collect();
     let bots: Vec<(String, Rate)> = s.bots.iter().map(|b| (b.bot.clone(), b.wins)).collect();

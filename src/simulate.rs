@@ -1246,6 +1246,15 @@ pub fn print_comparison(
         );
     }
     crate::outln!("\nsignificant: p < 0.05 (two-sided, paired over the games of the same seed)");
+    for (side, s) in [("A", &sa), ("B", &sb)] {
+        if s.loose_decisions > 0 {
+            crate::outln!(
+                "no world ({side})   {} decision(s) in {} game(s): a bot found no world that fits what its seat had seen, and decided on loose ones (docs/simulation.md)",
+                s.loose_decisions,
+                s.loose_worlds.count
+            );
+        }
+    }
     if let Some(o) = sprt {
         let said = match o.verdict {
             Verdict::Open => format!("undecided after {} games (the most --games allows)", ta.games),

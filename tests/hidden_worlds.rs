@@ -222,6 +222,32 @@ fn simulate_warns_once_when_no_world_fits_and_finishes_the_games() {
 }
 
 #[test]
+fn compare_and_the_report_say_when_a_bot_decided_on_loose_worlds() {
+    let dir = root().join("tests/bots/no-world");
+    let dir = dir.to_str().unwrap();
+    let base = ["--games", "2", "--bots", "greedy,greedy", "--engine", "interpreted"];
+    let out = rulesmith(&[&["compare", dir, dir][..], &base].concat());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for side in ["A", "B"] {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("no world ({side})")))
+            .unwrap_or_else(|| panic!("no 'no world ({side})' line: {stdout}"));
+        assert!(line.contains("in 2 game(s)"), "{line}");
+    }
+    let report = std::env::temp_dir().join(format!("rulesmith-no-world-{}.html", std::process::id()));
+    let out = rulesmith(&[&["simulate", dir, "--report", report.to_str().unwrap()][..], &base].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let html = std::fs::read_to_string(&report).unwrap();
+    let _ = std::fs::remove_file(&report);
+    assert!(
+        html.contains("<th>no world</th>"),
+        "the report's key table names the loose decisions"
+    );
+}
+
+#[test]
 fn replay_determinize_says_where_no_world_fits() {
     let dir = root().join("tests/bots/no-world");
     let g = test_game("no-world", &[]);
