@@ -524,10 +524,12 @@ struct Node {
     shared: u32,
     /// Iterations that passed through this node (for widening).
     visits: f64,
-    /// The node's edges are exactly its legal actions, in the rules' order,
-    /// whenever it is reached on a fixed path (see [`Search::iterate`]):
-    /// such visits take them from the tree instead of asking the rules.
-    listed: bool,
+    /// When not 0: the node's edges are exactly its legal actions, in the
+    /// rules' order, whenever it is reached on a fixed path (see
+    /// [`Search::iterate`]), and they are this many edges numbered on from
+    /// `first`. Such visits take them from the tree instead of asking the
+    /// rules.
+    listed: u32,
 }
 
 struct Edge {
@@ -564,7 +566,7 @@ impl Tree {
             last: NONE,
             shared: NONE,
             visits: 0.0,
-            listed: false,
+            listed: 0,
         });
         (self.nodes.len() - 1) as u32
     }
@@ -653,13 +655,21 @@ impl Tree {
         None
     }
 
-    /// Every edge of the node, in its order, in `available`.
-    fn all_edges(&self, node: u32, available: &mut Vec<u32>) {
+    /// A listed node's edges (see [`Node::listed`]) in `available`.
+    fn listed_edges(&self, node: u32, available: &mut Vec<u32>) {
+        let n = &self.nodes[node as usize];
         available.clear();
-        let mut e = self.nodes[node as usize].first;
-        while e != NONE {
-            available.push(e);
-            e = self.edges[e as usize].next;
+        available.extend(n.first..n.first + n.listed);
+    }
+
+    /// Marks `node` listed when `available`, its edges for the legal
+    /// actions just listed, are all its edges and numbered one after
+    /// another (as the first visit adds them).
+    fn mark_listed(&mut self, node: u32, available: &[u32]) {
+        let n = &self.nodes[node as usize];
+        let consecutive = available.iter().enumerate().all(|(i, &e)| e == n.first + i as u32);
+        if consecutive && available.last() == Some(&n.last) {
+            self.nodes[node as usize].listed = available.len() as u32;
         }
     }
 
@@ -708,14 +718,40 @@ pub(super) struct Search {
     /// Where [`Tree::reroot`] builds the kept subtree.
     spare: Tree,
     renumber: Vec<u32>,
-    /// `sqrt(ln(n))` for n = 0, 1, ...: UCB1's exploration term reads it
-    /// at every selection, and the logarithm was a twentieth of a cheap
-    /// game's search.
-    sqrt_ln: Vec<f64>,
+    /// Per count n = 0, 1, ...: `sqrt(ln(n))`, `1 / n` and `1 / sqrt(n)`.
+    /// UCB1 reads them for every edge at every selection and the backup
+    /// writes them for every edge of the path: computed, the logarithm
+    /// alone was a twentieth of a cheap game's search.
+    counts: CountTable,
     /// Whether this decision's iterations all start from one world (no
     /// hidden information to redraw): then a path of decisions with no
     /// chance on it always leads to the same state.
     one_world: bool,
+}
+
+/// Functions of a count, looked up rather than computed (see
+/// [`Search::counts`]); grown as counts grow, and the same numbers as
+/// computing them each time.
+#[derive(Default)]
+struct CountTable {
+    sqrt_ln: Vec<f64>,
+    inverse: Vec<f64>,
+    inverse_root: Vec<f64>,
+}
+
+impl CountTable {
+    /// Makes the table reach `count`.
+    #[inline]
+    fn cover(&mut self, count: f64) {
+        let count = count as usize;
+        while self.sqrt_ln.len() <= count {
+            let n = self.sqrt_ln.len() as f64;
+            let inverse = 1.0 / n;
+            self.sqrt_ln.push(n.ln().sqrt());
+            self.inverse.push(inverse);
+            self.inverse_root.push(inverse.sqrt());
+        }
+    }
 }
 
 /// A decision the bot took: enough to know whether the next one follows
@@ -811,8 +847,10 @@ impl Search {
             let e = e as usize;
             let edge = &mut self.tree.edges[e];
             edge.visits += 1.0;
-            edge.inverse = 1.0 / edge.visits;
-            edge.inverse_root = edge.inverse.sqrt();
+            self.counts.cover(edge.visits);
+            let n = edge.visits as usize;
+            edge.inverse = self.counts.inverse[n];
+            edge.inverse_root = self.counts.inverse_root[n];
             for (t, r) in self.tree.totals[e * seats..(e + 1) * seats]
                 .iter_mut()
                 .zip(&self.reward)
@@ -853,8 +891,8 @@ impl Search {
                 fixed &= !shared;
                 node = self.child(node, e, shared);
             }
-            if fixed && self.tree.nodes[node as usize].listed {
-                self.tree.all_edges(node, &mut self.available);
+            if fixed && self.tree.nodes[node as usize].listed > 0 {
+                self.tree.listed_edges(node, &mut self.available);
             } else {
                 if node == 0 {
                     self.legal.clear();
@@ -864,15 +902,7 @@ impl Search {
                 }
                 self.tree.available(node, &self.legal, &mut self.available);
                 if fixed && node != 0 {
-                    // Listed on a fixed path; the node has no other edges
-                    // (it is only ever reached on this path).
-                    let mut e = self.tree.nodes[node as usize].first;
-                    let mut edges = 0;
-                    while e != NONE {
-                        edges += 1;
-                        e = self.tree.edges[e as usize].next;
-                    }
-                    self.tree.nodes[node as usize].listed = edges == self.available.len();
+                    self.tree.mark_listed(node, &self.available);
                 }
             }
             let secret = game.decision_is_secret(s);
@@ -881,14 +911,8 @@ impl Search {
                 self.widen(game, s, p, node, rng)?;
             }
             self.tree.nodes[node as usize].visits += 1.0;
-            for &e in &self.available {
-                self.tree.edges[e as usize].available += 1.0;
-            }
             // Availability never exceeds the node's visits.
-            let visits = self.tree.nodes[node as usize].visits as usize;
-            while self.sqrt_ln.len() <= visits {
-                self.sqrt_ln.push((self.sqrt_ln.len() as f64).ln().sqrt());
-            }
+            self.counts.cover(self.tree.nodes[node as usize].visits);
             let (e, fresh) = self.select(p, settings.exploration, ranked, rng);
             if game.apply_scratch(s, self.tree.edges[e as usize].action).is_err() {
                 return Ok(Reached::Broken);
@@ -965,32 +989,16 @@ impl Search {
         Ok(())
     }
 
-    /// The edge to take among `self.available`, for seat `p`: an untried
-    /// one first (the first when `ranked`, the best by prior; else one at
-    /// random), else the best by UCB1. True when untried.
-    fn select(&self, p: Seat, exploration: f64, ranked: bool, rng: &mut GameRng) -> (u32, bool) {
-        let tree = &self.tree;
-        if ranked {
-            if let Some(&e) = self.available.iter().find(|&&e| tree.edges[e as usize].visits == 0.0) {
-                return (e, true);
-            }
-        }
-        let untried = self
-            .available
-            .iter()
-            .filter(|&&e| tree.edges[e as usize].visits == 0.0)
-            .count();
-        if untried > 0 {
-            let k = rng::below(rng, untried as u32) as usize;
-            let e = self
-                .available
-                .iter()
-                .copied()
-                .filter(|&e| tree.edges[e as usize].visits == 0.0)
-                .nth(k)
-                .expect("k counts the untried edges");
-            return (e, true);
-        }
+    /// The edge to take among `self.available`, for seat `p`, counting
+    /// each one available once more: an untried one first (the first
+    /// when `ranked`, the best by prior; else one at random), else the
+    /// best by UCB1. True when untried. One pass over the edges does the
+    /// counting and the scoring (each edge is read from memory once: in a
+    /// cheap game that is what a selection costs).
+    fn select(&mut self, p: Seat, exploration: f64, ranked: bool, rng: &mut GameRng) -> (u32, bool) {
+        let tree = &mut self.tree;
+        let seats = tree.seats;
+        let (mut untried, mut first_untried) = (0u32, NONE);
         let mut best = self.available[0];
         let mut best_score = f64::NEG_INFINITY;
         // c * sqrt(ln(available)), the same for siblings available equally
@@ -998,19 +1006,44 @@ impl Search {
         // change the actions): one look-up per selection, not per edge.
         let (mut counted, mut reach) = (f64::NAN, 0.0);
         for &e in &self.available {
-            let edge = &tree.edges[e as usize];
+            let edge = &mut tree.edges[e as usize];
+            edge.available += 1.0;
+            if edge.visits == 0.0 {
+                if untried == 0 {
+                    first_untried = e;
+                }
+                untried += 1;
+                continue;
+            }
+            if untried > 0 {
+                continue; // an untried edge will be taken: only count
+            }
             if edge.available != counted {
                 counted = edge.available;
-                reach = exploration * self.sqrt_ln[counted as usize];
+                reach = exploration * self.counts.sqrt_ln[counted as usize];
             }
-            let mean = tree.totals[e as usize * tree.seats + p] * edge.inverse;
+            let mean = tree.totals[e as usize * seats + p] * edge.inverse;
             let score = mean + reach * edge.inverse_root;
             if score > best_score {
                 best_score = score;
                 best = e;
             }
         }
-        (best, false)
+        if untried == 0 {
+            return (best, false);
+        }
+        if ranked {
+            return (first_untried, true);
+        }
+        let k = rng::below(rng, untried) as usize;
+        let e = self
+            .available
+            .iter()
+            .copied()
+            .filter(|&e| tree.edges[e as usize].visits == 0.0)
+            .nth(k)
+            .expect("k counts the untried edges");
+        (e, true)
     }
 
     /// Random decisions (or `rollout=greedy`'s) from `s` until the end,
