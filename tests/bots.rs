@@ -84,6 +84,37 @@ fn mcts_never_loses_tic_tac_toe_to_random_play() {
 }
 
 #[test]
+fn the_search_proves_forced_wins_and_losses_and_plays_them_exactly() {
+    let g = test_game("tic-tac-toe");
+    let proven = |s: &State, budget: u32, seed: u64| {
+        let legal = g.legal_actions(s).unwrap();
+        let config = MctsConfig {
+            budget: bot::Budget::Playouts(budget),
+            ..MctsConfig::default()
+        };
+        let mut search = MctsBot::with_config(seed, config, "mcts".into());
+        search.root_statistics(&g, s, &legal).unwrap();
+        let texts: Vec<String> = legal.iter().map(|a| g.action_text(a)).collect();
+        (texts, search.proven_winners())
+    };
+    // X (P1) on 1, 5 and 7 threatens 3 and 4 at once: whatever O (P2)
+    // plays, X wins next. Every O action is proven lost.
+    let fork = position(&g, &["mark 1", "mark 2", "mark 5", "mark 9", "mark 7"]);
+    for seed in 0..3 {
+        let (texts, winners) = proven(&fork, 2000, seed);
+        assert_eq!(winners, vec![Some(0); texts.len()], "seed {seed}: {texts:?}");
+    }
+    // X to move wins at 3: proven, and taken even on a tiny budget.
+    let win = position(&g, &["mark 1", "mark 4", "mark 2", "mark 5"]);
+    let (texts, winners) = proven(&win, 100, 1);
+    let at3 = texts.iter().position(|t| t == "mark 3").unwrap();
+    assert_eq!(winners[at3], Some(0), "{texts:?} {winners:?}");
+    for seed in 0..10 {
+        assert_eq!(choice(&g, &win, "mcts:20", seed), "mark 3", "seed {seed}");
+    }
+}
+
+#[test]
 fn a_search_without_chance_or_hidden_cards_lists_each_nodes_actions_once() {
     // Every visit to a tree node on a path with no chance and one world
     // finds the same state, so its actions come from the tree after the

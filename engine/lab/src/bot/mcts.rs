@@ -49,7 +49,7 @@ use super::{resolve_chance, worlds, Bot, Budget};
 use rulesmith_core::error::GameError;
 use rulesmith_core::game::Game;
 use rulesmith_core::rng::{self, GameRng};
-use rulesmith_core::state::{Action, Seat, State, Step, ToMove};
+use rulesmith_core::state::{Action, Seat, State, Status, Step, ToMove};
 use std::time::Instant;
 
 /// How a leaf is played out before it is scored.
@@ -280,6 +280,9 @@ pub struct MctsBot {
     workers: Option<Workers>,
     /// Decisions searched on loose worlds (see [`Bot::loose_decisions`]).
     loose: u64,
+    /// Per legal action of the last decision searched, who wins for
+    /// certain after it (seat + 1; 0 when not proven).
+    won_by: Vec<u8>,
 }
 
 impl MctsBot {
@@ -307,6 +310,7 @@ impl MctsBot {
             search: Search::default(),
             workers: None,
             loose: 0,
+            won_by: Vec::new(),
         }
     }
 
@@ -357,6 +361,15 @@ impl MctsBot {
         };
         let mut stats = vec![(0.0, 0.0); legal.len()];
         self.loose += u64::from(parts.iter().any(|p| p.loose));
+        // Proofs are sound in every tree that made one.
+        self.won_by = vec![0; legal.len()];
+        for part in &parts {
+            for (w, &x) in self.won_by.iter_mut().zip(&part.won_by) {
+                if *w == 0 {
+                    *w = x;
+                }
+            }
+        }
         for part in parts {
             for (sum, x) in stats.iter_mut().zip(part.edges) {
                 sum.0 += x.0;
@@ -364,6 +377,13 @@ impl MctsBot {
             }
         }
         Ok(stats)
+    }
+
+    /// Per legal action of the last decision searched, the seat that wins
+    /// for certain after it, when the search proved one (MCTS-Solver, in
+    /// games with one world and no scores: see `Search::solve`).
+    pub fn proven_winners(&self) -> Vec<Option<Seat>> {
+        self.won_by.iter().map(|&w| (w > 0).then(|| w as Seat - 1)).collect()
     }
 
     /// The iterations the tree of the bot's last decision holds at its
@@ -374,7 +394,7 @@ impl MctsBot {
         let mut total = 0.0;
         let mut e = tree.nodes.first().map_or(NONE, |n| n.first);
         while e != NONE {
-            total += tree.edges[e as usize].visits;
+            total += tree.stats[e as usize].visits;
             e = tree.edges[e as usize].next;
         }
         total
@@ -421,14 +441,16 @@ pub(super) fn tree_statistics(
     }
     search.run(game, &worlds, legal, settings, &mut tree_rng)?;
     let tree = &search.tree;
-    let edges = legal
+    let root_edges: Vec<Option<usize>> = legal.iter().map(|a| tree.root_edge(a)).collect();
+    let edges = root_edges
         .iter()
-        .map(|a| {
-            tree.root_edge(a)
-                .map_or((0.0, 0.0), |e| (tree.edges[e].visits, tree.totals[e * tree.seats + me]))
-        })
+        .map(|e| e.map_or((0.0, 0.0), |e| (tree.stats[e].visits, tree.totals[e * tree.seats + me])))
         .collect();
-    Ok(TreeStatistics { edges, loose })
+    let won_by = root_edges
+        .iter()
+        .map(|e| e.map_or(0, |e| tree.stats[e].won_by))
+        .collect();
+    Ok(TreeStatistics { edges, loose, won_by })
 }
 
 /// One tree's search of a decision: per legal action, its visits and
@@ -438,6 +460,9 @@ pub(super) fn tree_statistics(
 pub(super) struct TreeStatistics {
     pub edges: Vec<(f64, f64)>,
     pub loose: bool,
+    /// Per legal action, who wins for certain after it (seat + 1; 0 when
+    /// not proven).
+    pub won_by: Vec<u8>,
 }
 
 impl Bot for MctsBot {
@@ -454,15 +479,32 @@ impl Bot for MctsBot {
             return Ok(0);
         }
         let stats = self.root_statistics(game, state, legal)?;
+        // A proven win if there is one; else no proven loss while another
+        // action is left (see `Search::solve`).
+        let mover = match state.to_move() {
+            ToMove::Decision(me) => me as u8 + 1,
+            _ => 0,
+        };
+        let proven = |x: usize| match self.won_by.get(x) {
+            Some(&w) if w == mover => 1,
+            Some(&w) if w != 0 => -1,
+            _ => 0,
+        };
+        // Where every action is lost against best play, the search's
+        // statistics still tell which one asks most of the opponent.
+        let all_lost = (0..legal.len()).all(|x| proven(x) == -1);
+        let rank = |x: usize| if all_lost { 0 } else { proven(x) };
         // The most visited action (ties: the better mean, then the first).
         let mean = |(n, t): (f64, f64)| if n > 0.0 { t / n } else { f64::NEG_INFINITY };
         let best = (0..legal.len())
             .max_by(|&x, &y| {
-                stats[x]
-                    .0
-                    .total_cmp(&stats[y].0)
-                    .then(mean(stats[x]).total_cmp(&mean(stats[y])))
-                    .then(y.cmp(&x))
+                rank(x).cmp(&rank(y)).then(
+                    stats[x]
+                        .0
+                        .total_cmp(&stats[y].0)
+                        .then(mean(stats[x]).total_cmp(&mean(stats[y])))
+                        .then(y.cmp(&x)),
+                )
             })
             .unwrap_or(0);
         if let ToMove::Decision(me) = state.to_move() {
@@ -513,6 +555,9 @@ fn widened(visits: f64) -> usize {
 struct Tree {
     nodes: Vec<Node>,
     edges: Vec<Edge>,
+    /// Per edge, what a selection reads (beside `totals`), kept apart from
+    /// the rest so that scoring a node's edges reads little memory.
+    stats: Vec<EdgeStats>,
     totals: Vec<f64>,
     seats: usize,
 }
@@ -530,6 +575,10 @@ struct Node {
     /// `first`. Such visits take them from the tree instead of asking the
     /// rules.
     listed: u32,
+    /// The seat deciding at this node, plus one (0 before its first visit).
+    mover: u8,
+    /// Who wins for certain from this node, plus one (0 while unknown).
+    won_by: u8,
 }
 
 struct Edge {
@@ -537,6 +586,13 @@ struct Edge {
     /// The node after this action, made the second time the edge is taken.
     child: u32,
     next: u32,
+    /// `evaluate` one decision after this action, for the deciding seat
+    /// (widening nodes only; NaN until computed).
+    prior: f64,
+}
+
+#[derive(Clone, Copy, Default)]
+struct EdgeStats {
     visits: f64,
     /// `1 / visits` and `1 / sqrt(visits)`, kept up to date by the
     /// backup: UCB1 reads every sibling's at every selection, and the
@@ -546,15 +602,16 @@ struct Edge {
     /// How often this edge was among the legal actions when its node was
     /// visited: the exploration term's count (ISMCTS).
     available: f64,
-    /// `evaluate` one decision after this action, for the deciding seat
-    /// (widening nodes only; NaN until computed).
-    prior: f64,
+    /// Who wins for certain after this action (seat + 1; 0 while unknown):
+    /// see [`Search::solve`].
+    won_by: u8,
 }
 
 impl Tree {
     fn reset(&mut self, seats: usize) {
         self.nodes.clear();
         self.edges.clear();
+        self.stats.clear();
         self.totals.clear();
         self.seats = seats;
         self.add_node();
@@ -567,6 +624,8 @@ impl Tree {
             shared: NONE,
             visits: 0.0,
             listed: 0,
+            mover: 0,
+            won_by: 0,
         });
         (self.nodes.len() - 1) as u32
     }
@@ -577,12 +636,9 @@ impl Tree {
             action,
             child: NONE,
             next: NONE,
-            visits: 0.0,
-            inverse: 0.0,
-            inverse_root: 0.0,
-            available: 0.0,
             prior: f64::NAN,
         });
+        self.stats.push(EdgeStats::default());
         self.totals.extend(std::iter::repeat_n(0.0, self.seats));
         let n = &mut self.nodes[node as usize];
         if n.last == NONE {
@@ -600,6 +656,7 @@ impl Tree {
     fn reroot(&mut self, root: u32, spare: &mut Tree, renumber: &mut Vec<u32>) {
         spare.nodes.clear();
         spare.edges.clear();
+        spare.stats.clear();
         spare.totals.clear();
         spare.seats = self.seats;
         renumber.clear();
@@ -625,12 +682,13 @@ impl Tree {
             while e != NONE {
                 let edge = &self.edges[e as usize];
                 let f = spare.add_edge(new, edge.action);
-                let copy = &mut spare.edges[f as usize];
-                copy.visits = edge.visits;
-                copy.inverse = edge.inverse;
-                copy.inverse_root = edge.inverse_root;
-                copy.available = edge.available;
-                copy.prior = edge.prior;
+                spare.edges[f as usize].prior = edge.prior;
+                // Proofs hold for the state the old root stood for; the
+                // new one may have come after other chance.
+                spare.stats[f as usize] = EdgeStats {
+                    won_by: 0,
+                    ..self.stats[e as usize]
+                };
                 let seats = self.seats;
                 spare.totals[f as usize * seats..(f as usize + 1) * seats]
                     .copy_from_slice(&self.totals[e as usize * seats..(e as usize + 1) * seats]);
@@ -727,6 +785,11 @@ pub(super) struct Search {
     /// hidden information to redraw): then a path of decisions with no
     /// chance on it always leads to the same state.
     one_world: bool,
+    /// Whether wins are proven (see [`Search::solve`]): one world, and
+    /// games won or lost rather than scored.
+    solving: bool,
+    /// The node each edge of `path` leaves from.
+    path_nodes: Vec<u32>,
 }
 
 /// Functions of a count, looked up rather than computed (see
@@ -816,6 +879,7 @@ impl Search {
         let started = Instant::now();
         let mut iteration: u32 = 0;
         self.one_world = worlds.len() == 1;
+        self.solving = self.one_world && game.variant().scores.is_none();
         loop {
             match settings.budget {
                 Budget::Playouts(n) if iteration >= n => break,
@@ -836,6 +900,9 @@ impl Search {
             self.walk = Some(s);
             if let Reached::Scored = reached? {
                 self.back_up();
+                if self.solving {
+                    self.solve();
+                }
             }
         }
         Ok(())
@@ -845,7 +912,7 @@ impl Search {
         let seats = self.tree.seats;
         for &e in &self.path {
             let e = e as usize;
-            let edge = &mut self.tree.edges[e];
+            let edge = &mut self.tree.stats[e];
             edge.visits += 1.0;
             self.counts.cover(edge.visits);
             let n = edge.visits as usize;
@@ -860,6 +927,40 @@ impl Search {
         }
     }
 
+    /// Proves what the last iteration's path allows (MCTS-Solver): an edge
+    /// whose child node is proven takes its winner; a node where the
+    /// seat deciding has a proven winning action is won by that seat, and
+    /// one where every action is proven won by one other seat is won by
+    /// that seat. Only nodes on a fixed path whose actions the tree holds
+    /// all ([`Node::listed`]) are proven; the root is not (its choice
+    /// reads its edges). Each proof goes up the path as far as it
+    /// changes something. A proven win is then always taken, a proven
+    /// loss avoided (see [`Search::select`]): tic-tac-toe's short forced
+    /// wins and losses are played exactly instead of estimated.
+    fn solve(&mut self) {
+        let tree = &mut self.tree;
+        for (&e, &n) in self.path.iter().zip(&self.path_nodes).rev() {
+            let child = tree.edges[e as usize].child;
+            if child != NONE && tree.nodes[child as usize].won_by != 0 {
+                tree.stats[e as usize].won_by = tree.nodes[child as usize].won_by;
+            }
+            let node = &tree.nodes[n as usize];
+            if n == 0 || node.listed == 0 || node.won_by != 0 {
+                return;
+            }
+            let edges = &tree.stats[node.first as usize..(node.first + node.listed) as usize];
+            let won_by = if edges.iter().any(|x| x.won_by == node.mover) {
+                node.mover
+            } else {
+                match edges[0].won_by {
+                    w if w != 0 && edges.iter().all(|x| x.won_by == w) => w,
+                    _ => return,
+                }
+            };
+            tree.nodes[n as usize].won_by = won_by;
+        }
+    }
+
     /// One iteration on `s`, a copy of one world.
     fn iterate(
         &mut self,
@@ -870,6 +971,7 @@ impl Search {
         rng: &mut GameRng,
     ) -> Result<Reached, GameError> {
         self.path.clear();
+        self.path_nodes.clear();
         let mut node = 0u32;
         // A fixed path: one world, and since the root neither chance nor a
         // node shared by secret actions. Every visit to a node on it finds
@@ -911,6 +1013,7 @@ impl Search {
                 self.widen(game, s, p, node, rng)?;
             }
             self.tree.nodes[node as usize].visits += 1.0;
+            self.tree.nodes[node as usize].mover = p as u8 + 1;
             // Availability never exceeds the node's visits.
             self.counts.cover(self.tree.nodes[node as usize].visits);
             let (e, fresh) = self.select(p, settings.exploration, ranked, rng);
@@ -918,6 +1021,12 @@ impl Search {
                 return Ok(Reached::Broken);
             }
             self.path.push(e);
+            self.path_nodes.push(node);
+            if let (true, Status::Won(w)) = (fixed && self.solving, s.status()) {
+                // This very action ends the game, whichever iteration
+                // takes it: proven.
+                self.tree.stats[e as usize].won_by = w as u8 + 1;
+            }
             if fresh {
                 break;
             }
@@ -1005,9 +1114,19 @@ impl Search {
         // often (all of them where nothing is hidden and chance does not
         // change the actions): one look-up per selection, not per edge.
         let (mut counted, mut reach) = (f64::NAN, 0.0);
+        let mover = p as u8 + 1;
+        let mut winning = NONE;
+        // The best proven loss, taken only when every edge is one (then
+        // the statistics still choose the one that asks most of the
+        // opponent).
+        let (mut lost, mut lost_score) = (NONE, f64::NEG_INFINITY);
         for &e in &self.available {
-            let edge = &mut tree.edges[e as usize];
+            let edge = &mut tree.stats[e as usize];
             edge.available += 1.0;
+            let losing = edge.won_by != 0 && edge.won_by != mover;
+            if edge.won_by == mover {
+                winning = e;
+            }
             if edge.visits == 0.0 {
                 if untried == 0 {
                     first_untried = e;
@@ -1024,10 +1143,21 @@ impl Search {
             }
             let mean = tree.totals[e as usize * seats + p] * edge.inverse;
             let score = mean + reach * edge.inverse_root;
-            if score > best_score {
+            if losing {
+                if score > lost_score {
+                    lost_score = score;
+                    lost = e;
+                }
+            } else if score > best_score {
                 best_score = score;
                 best = e;
             }
+        }
+        if best_score == f64::NEG_INFINITY && lost != NONE {
+            best = lost;
+        }
+        if winning != NONE {
+            return (winning, false);
         }
         if untried == 0 {
             return (best, false);
@@ -1040,7 +1170,7 @@ impl Search {
             .available
             .iter()
             .copied()
-            .filter(|&e| tree.edges[e as usize].visits == 0.0)
+            .filter(|&e| tree.stats[e as usize].visits == 0.0)
             .nth(k)
             .expect("k counts the untried edges");
         (e, true)
