@@ -1,0 +1,297 @@
+//! Bisection: the search for one whole-number parameter whose figure
+//! moves one way as the parameter grows (a head start, a starting hand
+//! size), towards one `PATH = V` target.
+//!
+//! When the figure is monotone, the answer is one of the two values on
+//! either side of where it crosses the goal, so most of the range needs
+//! no more than its side of the goal, and a value far from the answer
+//! shows its side in a few games (its figure is far from the goal). The
+//! search measures both ends until their sides are known (a sequential
+//! test: more games until the figure is [`ELIMINATE_Z`] standard errors
+//! from the goal), then probes the middle of the bracket in the same way
+//! and keeps the half where the sides differ, until two or three
+//! neighbours are left (a probe too near the goal to tell its side ends
+//! the halving: its neighbours' sides are tested instead); those are raced (see `search::race`), reusing
+//! the games their probes played: every probe plays games `0..n`, the
+//! same seeds as everyone else's.
+//!
+//! Monotonicity is checked, not assumed: after every probe, each pair of
+//! values measured is compared on the games they share (a paired
+//! difference, as in the race); a pair that moves the wrong way plays
+//! more games until it is clear, and one that moves the wrong way by
+//! more than [`ELIMINATE_Z`] standard errors ends the bisection. So does a
+//! goal that both ends are on the same side of, or an end too near the
+//! goal to tell its side. The search then races every value, keeping the
+//! games already played.
+
+use super::search::{jackknife_se, race, Arm, Play, Settings, ELIMINATE_Z, FIRST_ROUND};
+use super::space::Space;
+use super::target::{Goal, Target};
+use super::TuneError;
+
+/// Fewer values than this are raced: a race gives them all a first round
+/// for about what a bisection spends finding its bracket.
+pub const MIN_VALUES: u64 = 8;
+/// A probe may spend up to this share of the budget (1 / it) on finding
+/// its side; one still undecided is near the goal, and its bracket is
+/// raced.
+pub const PROBE_SHARE: u64 = 8;
+
+/// Whether a bisection can search `space` for `targets`: `Ok`, or what it
+/// needs.
+pub fn applies(space: &Space, targets: &[Target]) -> Result<(), String> {
+    let [dim] = &space.dims[..] else {
+        return Err(format!("one parameter, not {}", space.dims.len()));
+    };
+    let values: Option<Vec<i64>> = dim.values.iter().map(|v| v.parse().ok()).collect();
+    match values {
+        Some(v) if v.windows(2).all(|w| w[0] < w[1]) => {}
+        _ => return Err(format!("whole-number values of '{}' in increasing order", dim.name)),
+    }
+    match targets {
+        [t] if matches!(t.goal, Goal::Equal(_)) => Ok(()),
+        [_] => Err("a target of the form PATH = V".into()),
+        _ => Err(format!("one target, not {}", targets.len())),
+    }
+}
+
+/// What a bisection leaves: every value's arm (the final race's marked
+/// alive), the games played, whether the race ended with one left, and
+/// how it went.
+pub(super) struct Bisected {
+    pub arms: Vec<Arm>,
+    pub games: u64,
+    pub decided: bool,
+    /// It found the figure not monotone (or could not tell) and raced
+    /// every value instead.
+    pub fell_back: bool,
+    pub note: String,
+}
+
+/// The run's state: what is spent and what each probe found.
+struct Probes<'p, 'a> {
+    space: &'p Space,
+    targets: &'p [Target],
+    s: &'p Settings,
+    play: &'p mut Play<'a>,
+    progress: &'p mut dyn FnMut(String),
+    goal: f64,
+    arms: Vec<Arm>,
+    spent: u64,
+    cap: u64,
+    /// One line per probe: its value, side and games.
+    path: Vec<String>,
+}
+
+impl Probes<'_, '_> {
+    fn value(&self, i: usize) -> String {
+        self.space.sets(&vec![i]).remove(0)
+    }
+
+    /// Which side of the goal value `i`'s figure is on (+1 above, -1
+    /// below), playing more of its games until it is sure; `None` when
+    /// its share of the budget (or the budget) runs out first.
+    fn side(&mut self, i: usize) -> Result<Option<f64>, TuneError> {
+        loop {
+            let have = self.arms[i].games();
+            let mut shown = String::new();
+            if have > 0 {
+                let m = self.arms[i].measure(self.s, self.targets, have)?;
+                let off = m.whole[0] - self.goal;
+                let se = jackknife_se(&m.left_out.iter().map(|v| v[0]).collect::<Vec<_>>());
+                shown = format!("{:+.4}", m.whole[0]);
+                if off != 0.0 && off.abs() > ELIMINATE_Z * se {
+                    let side = off.signum();
+                    let word = if side > 0.0 { "above" } else { "below" };
+                    self.path
+                        .push(format!("{} {word} the goal ({shown}, {have} games)", self.value(i)));
+                    return Ok(Some(side));
+                }
+            }
+            let want = if have == 0 { FIRST_ROUND } else { have + have / 2 };
+            if !self.grow(i, want.min(self.cap))? {
+                self.path.push(format!(
+                    "{} too near the goal to tell ({shown}, {have} games)",
+                    self.value(i)
+                ));
+                return Ok(None);
+            }
+        }
+    }
+
+    /// Plays value `i`'s games up to `to` (within the budget): whether it
+    /// played any.
+    fn grow(&mut self, i: usize, to: u64) -> Result<bool, TuneError> {
+        let have = self.arms[i].games();
+        let to = to.min(have + (self.s.budget - self.spent));
+        if to <= have {
+            return Ok(false);
+        }
+        let results = (self.play)(&[self.arms[i].candidate.clone()], have..to)?;
+        self.arms[i].add(&results[0]);
+        self.spent += to - have;
+        let line = format!("bisect: {} to {to} games ({} games so far)", self.value(i), self.spent);
+        (self.progress)(line);
+        Ok(true)
+    }
+
+    /// A pair of measured values whose figures move against `falls` (the
+    /// figure falls as the parameter grows) beyond doubt, said in words.
+    /// A pair that moves the wrong way within the noise plays more of its
+    /// games (up to a probe's share each) until it is clear either way:
+    /// few games settle a probe's side, too few to see a turn.
+    fn not_monotone(&mut self, falls: bool) -> Result<Option<String>, TuneError> {
+        'again: loop {
+            let probed: Vec<usize> = (0..self.arms.len())
+                .filter(|&i| self.arms[i].games() >= FIRST_ROUND)
+                .collect();
+            for (k, &p) in probed.iter().enumerate() {
+                for &q in &probed[k + 1..] {
+                    let shared = self.arms[p].games().min(self.arms[q].games());
+                    let a = self.arms[p].measure(self.s, self.targets, shared)?;
+                    let b = self.arms[q].measure(self.s, self.targets, shared)?;
+                    let d: Vec<f64> = b.left_out.iter().zip(&a.left_out).map(|(x, y)| x[0] - y[0]).collect();
+                    let rise = b.whole[0] - a.whole[0];
+                    let wrong = if falls { rise } else { -rise };
+                    if wrong > ELIMINATE_Z * jackknife_se(&d) {
+                        return Ok(Some(format!(
+                            "{} is {:+.4} at {} and {:+.4} at {} on the same {shared} games: it does not {} as {} grows",
+                            self.targets[0].figure,
+                            a.whole[0],
+                            self.value(p),
+                            b.whole[0],
+                            self.value(q),
+                            if falls { "fall" } else { "rise" },
+                            self.space.dims[0].name
+                        )));
+                    }
+                    if wrong > 0.0 && shared < self.cap {
+                        let to = (shared + shared / 2).min(self.cap);
+                        let grew_p = self.grow(p, to)?;
+                        let grew_q = self.grow(q, to)?;
+                        if grew_p || grew_q {
+                            continue 'again;
+                        }
+                    }
+                }
+            }
+            return Ok(None);
+        }
+    }
+
+    /// Races the values `lo..=hi` on the rest of the budget.
+    fn finish(mut self, lo: usize, hi: usize, fell_back: Option<String>) -> Result<Bisected, TuneError> {
+        for a in &mut self.arms[lo..=hi] {
+            a.alive = true;
+        }
+        let note = match &fell_back {
+            Some(why) => format!("bisection stopped ({why}); every value raced"),
+            None => format!(
+                "bisection ({}), then {}..{} raced",
+                self.path.join("; "),
+                self.value(lo),
+                self.space.dims[0].values[hi]
+            ),
+        };
+        let line = format!("bisect: {note}");
+        (self.progress)(line);
+        let (arms, games, decided) = race(
+            self.arms,
+            self.targets,
+            self.s,
+            self.s.budget - self.spent,
+            self.play,
+            self.progress,
+        )?;
+        Ok(Bisected {
+            arms,
+            games: self.spent + games,
+            decided,
+            fell_back: fell_back.is_some(),
+            note,
+        })
+    }
+}
+
+/// Bisects the one parameter of `space` for the one `= V` target (see
+/// [`applies`]), then races the bracket's values.
+pub(super) fn bisect(
+    space: &Space,
+    targets: &[Target],
+    s: &Settings,
+    play: &mut Play<'_>,
+    progress: &mut dyn FnMut(String),
+) -> Result<Bisected, TuneError> {
+    let Goal::Equal(goal) = targets[0].goal else {
+        unreachable!("applies() lets only PATH = V through")
+    };
+    let needed = 4 * FIRST_ROUND;
+    if s.budget < needed {
+        return Err(TuneError::Budget {
+            budget: s.budget,
+            needed,
+            why: "a bisection's first probes".into(),
+        });
+    }
+    let n = space.dims[0].values.len();
+    let mut arms: Vec<Arm> = (0..n).map(|i| Arm::new(vec![i])).collect();
+    // Alive: in the final race. None is until the bracket is found.
+    arms.iter_mut().for_each(|a| a.alive = false);
+    let mut p = Probes {
+        space,
+        targets,
+        s,
+        play,
+        progress,
+        goal,
+        arms,
+        spent: 0,
+        cap: (s.budget / PROBE_SHARE).max(FIRST_ROUND),
+        path: Vec::new(),
+    };
+    let (low, high) = (p.side(0)?, p.side(n - 1)?);
+    let low = match (low, high) {
+        (Some(l), Some(h)) if l != h => l,
+        (Some(_), Some(_)) => {
+            let why = format!(
+                "{} is on the same side of {goal} at both ends of the range",
+                targets[0].figure
+            );
+            return p.finish(0, n - 1, Some(why));
+        }
+        _ => {
+            let why = "an end of the range is too near the goal to tell its side".to_string();
+            return p.finish(0, n - 1, Some(why));
+        }
+    };
+    let falls = low > 0.0;
+    let (mut lo, mut hi) = (0, n - 1);
+    while hi - lo > 2 {
+        if let Some(why) = p.not_monotone(falls)? {
+            return p.finish(0, n - 1, Some(why));
+        }
+        let mid = lo + (hi - lo) / 2;
+        match p.side(mid)? {
+            Some(side) if side == low => lo = mid,
+            Some(_) => hi = mid,
+            None => {
+                // Near the goal: the answer is it or a neighbour, if the
+                // neighbours' sides say so; otherwise the bracket is raced.
+                let (below, above) = (mid - 1, mid + 1);
+                let side_below = if below == lo { Some(low) } else { p.side(below)? };
+                let side_above = if above == hi { Some(-low) } else { p.side(above)? };
+                if side_below == Some(low) {
+                    lo = below;
+                }
+                if side_above == Some(-low) {
+                    hi = above;
+                }
+                break;
+            }
+        }
+    }
+    if let Some(why) = p.not_monotone(falls)? {
+        return p.finish(0, n - 1, Some(why));
+    }
+    p.finish(lo, hi, None)
+}
