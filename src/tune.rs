@@ -384,7 +384,13 @@ impl Report<'_> {
         crate::outln!(
             "played {} games in {seconds:.1}s; {}",
             o.games,
-            if o.decided {
+            if o.method == Method::Bisect {
+                if o.decided {
+                    "every comparison was decided".to_string()
+                } else {
+                    "the budget ran out before the last comparison was sure; its estimate decided".to_string()
+                }
+            } else if o.decided {
                 "the race ended with one candidate left".to_string()
             } else {
                 format!(

@@ -29,6 +29,11 @@ use super::space::Space;
 use super::target::{Goal, Target};
 use super::TuneError;
 
+/// Games of a midpoint's two values before it may decide: with fewer, a
+/// jackknife block holds a game or two, and a lucky start between two
+/// close values would pick the answer.
+pub const MIDPOINT_FLOOR: u64 = 4 * FIRST_ROUND;
+
 /// Fewer values than this are raced: a race gives them all a first round
 /// for about what a bisection spends finding its bracket.
 pub const MIN_VALUES: u64 = 8;
@@ -179,20 +184,119 @@ impl Probes<'_, '_> {
         }
     }
 
-    /// Races the values `lo..=hi` on the rest of the budget.
-    fn finish(mut self, lo: usize, hi: usize, fell_back: Option<String>) -> Result<Bisected, TuneError> {
+    /// Where `k`'s and `k + 1`'s figures' mean is, on their first `n`
+    /// games: its distance from the goal and that distance's standard
+    /// error (paired: the same games for both).
+    fn midpoint(&self, k: usize, n: u64) -> Result<(f64, f64), TuneError> {
+        let a = self.arms[k].measure(self.s, self.targets, n)?;
+        let b = self.arms[k + 1].measure(self.s, self.targets, n)?;
+        let left_out: Vec<f64> = a
+            .left_out
+            .iter()
+            .zip(&b.left_out)
+            .map(|(x, y)| (x[0] + y[0]) / 2.0)
+            .collect();
+        Ok(((a.whole[0] + b.whole[0]) / 2.0 - self.goal, jackknife_se(&left_out)))
+    }
+
+    /// Picks the answer among `lo..=hi`, the values between the last two
+    /// whose sides are known (`low`: the side of the low end's figure).
+    /// With a monotone figure, `k + 1` is nearer the goal than `k` exactly
+    /// when the mean of their figures is on the low end's side of the
+    /// goal, so the answer is the first `k` whose midpoint with `k + 1` is
+    /// on the other side. Every midpoint of the bracket is tested at once,
+    /// on games `0..n` of both its values (most already played by the
+    /// probes), `n` growing by half each round, until each is
+    /// [`ELIMINATE_Z`] standard errors from the goal; each decided one
+    /// shrinks the bracket. When the budget runs out, the estimates
+    /// decide. Only the answer is left marked alive.
+    fn settle(mut self, lo: usize, hi: usize, low: f64) -> Result<Bisected, TuneError> {
+        let (mut a, mut b) = (lo, hi);
+        let mut n = FIRST_ROUND;
+        let mut decided = true;
+        while a < b {
+            // The furthest the budget takes every value of the bracket
+            // together, so that none plays games the others cannot pair.
+            let cost = |to: u64| -> u64 { (a..=b).map(|i| to.saturating_sub(self.arms[i].games())).sum() };
+            let left = self.s.budget - self.spent;
+            let (mut reach, mut top) = (0, n);
+            while reach < top {
+                let mid = top - (top - reach) / 2;
+                if cost(mid) <= left {
+                    reach = mid;
+                } else {
+                    top = mid - 1;
+                }
+            }
+            for i in a..=b {
+                self.grow(i, reach)?;
+            }
+            let short = reach < n;
+            if short {
+                // The budget is spent: the estimates on the games shared.
+                let shared = (a..=b).map(|i| self.arms[i].games()).min().expect("a value");
+                let mut answer = b;
+                for k in a..b {
+                    if self.midpoint(k, shared)?.0 * low <= 0.0 {
+                        answer = k;
+                        break;
+                    }
+                }
+                (a, decided) = (answer, false);
+                break;
+            }
+            let (mut next_a, mut next_b) = (a, b);
+            for k in a..b {
+                let (off, se) = self.midpoint(k, n)?;
+                if n < MIDPOINT_FLOOR {
+                    continue;
+                }
+                if off * low > ELIMINATE_Z * se {
+                    next_a = next_a.max(k + 1);
+                } else if off * low < -ELIMINATE_Z * se {
+                    next_b = next_b.min(k);
+                }
+            }
+            if next_a > next_b {
+                let why = format!(
+                    "the midpoints of {}..{} put the answer both above {} and below {}: not monotone",
+                    self.value(a),
+                    self.space.dims[0].values[b],
+                    self.space.dims[0].values[next_b],
+                    self.space.dims[0].values[next_a]
+                );
+                let last = self.arms.len() - 1;
+                return self.finish(0, last, why);
+            }
+            (a, b) = (next_a, next_b);
+            n += n / 2;
+        }
+        let note = format!(
+            "bisection ({}), then the midpoints of {}..{} tested: {}",
+            self.path.join("; "),
+            self.value(lo),
+            self.space.dims[0].values[hi],
+            self.value(a)
+        );
+        let line = format!("bisect: {note}");
+        (self.progress)(line);
+        self.arms[a].alive = true;
+        Ok(Bisected {
+            arms: self.arms,
+            games: self.spent,
+            decided,
+            fell_back: false,
+            note,
+        })
+    }
+
+    /// Races the values `lo..=hi` on the rest of the budget, after the
+    /// bisection stopped (`why`).
+    fn finish(mut self, lo: usize, hi: usize, why: String) -> Result<Bisected, TuneError> {
         for a in &mut self.arms[lo..=hi] {
             a.alive = true;
         }
-        let note = match &fell_back {
-            Some(why) => format!("bisection stopped ({why}); every value raced"),
-            None => format!(
-                "bisection ({}), then {}..{} raced",
-                self.path.join("; "),
-                self.value(lo),
-                self.space.dims[0].values[hi]
-            ),
-        };
+        let note = format!("bisection stopped ({why}); every value raced");
         let line = format!("bisect: {note}");
         (self.progress)(line);
         let (arms, games, decided) = race(
@@ -207,7 +311,7 @@ impl Probes<'_, '_> {
             arms,
             games: self.spent + games,
             decided,
-            fell_back: fell_back.is_some(),
+            fell_back: true,
             note,
         })
     }
@@ -257,18 +361,18 @@ pub(super) fn bisect(
                 "{} is on the same side of {goal} at both ends of the range",
                 targets[0].figure
             );
-            return p.finish(0, n - 1, Some(why));
+            return p.finish(0, n - 1, why);
         }
         _ => {
             let why = "an end of the range is too near the goal to tell its side".to_string();
-            return p.finish(0, n - 1, Some(why));
+            return p.finish(0, n - 1, why);
         }
     };
     let falls = low > 0.0;
     let (mut lo, mut hi) = (0, n - 1);
     while hi - lo > 2 {
         if let Some(why) = p.not_monotone(falls)? {
-            return p.finish(0, n - 1, Some(why));
+            return p.finish(0, n - 1, why);
         }
         let mid = lo + (hi - lo) / 2;
         match p.side(mid)? {
@@ -291,7 +395,7 @@ pub(super) fn bisect(
         }
     }
     if let Some(why) = p.not_monotone(falls)? {
-        return p.finish(0, n - 1, Some(why));
+        return p.finish(0, n - 1, why);
     }
-    p.finish(lo, hi, None)
+    p.settle(lo, hi, low)
 }

@@ -29,6 +29,9 @@
 //! candidate estimates every candidate's loss, and the next candidate is
 //! the most promising (by upper confidence) of a neighbourhood of the
 //! current one. Its best estimated candidates are then raced.
+//!
+//! **Bisection** (`super::bisect`) replaces both for one ordered
+//! parameter and one `PATH = V` target; [`Method`] says which runs.
 
 use super::bisect;
 use super::space::{Candidate, Space};
@@ -140,8 +143,8 @@ pub struct Sensitivity {
 /// What a search found.
 #[derive(Clone, Debug)]
 pub struct Outcome {
-    /// The raced candidates, best first: those still in by loss, then the
-    /// dropped ones by loss.
+    /// The candidates measured by the race or the bisection, best first:
+    /// those still in by loss, then the dropped ones by loss.
     pub ranking: Vec<Ranked>,
     /// Games played in all.
     pub games: u64,
