@@ -3,7 +3,11 @@
 //! file reads the flags, plays the games on `--jobs` threads and prints the
 //! answer). Game `i` of every candidate has the seed `derive(--seed, i)`,
 //! as game `i` of `simulate --seed` has, and results come back in game
-//! order, so the answer depends on the seed and the budget only.
+//! order, so the answer depends on the seed and the budget only. With
+//! `--shard`, each call plays this shard's block of the games and swaps
+//! results with the other shards through `--shard-dir` (`tune/shard.rs`).
+
+mod shard;
 
 use crate::common::{load_variant, BoundArgs, VariantArgs};
 use crate::simulate::Shard;
@@ -11,8 +15,6 @@ use crate::Failure;
 use rayon::prelude::*;
 use rulesmith_core::{rng, Game, Variant};
 use rulesmith_lab::sim::{self, GameResult};
-
-mod shard;
 use rulesmith_lab::tune::{self, Candidate, Method, Outcome, Space, Target, TuneError};
 use serde_json::json;
 use std::collections::HashMap;

@@ -236,10 +236,23 @@ impl Probes<'_, '_> {
                 // The budget is spent: the estimates on the games shared.
                 let shared = (a..=b).map(|i| self.arms[i].games()).min().expect("a value");
                 let mut answer = b;
-                for k in a..b {
-                    if self.midpoint(k, shared)?.0 * low <= 0.0 {
-                        answer = k;
-                        break;
+                if shared == 0 {
+                    // A value never played (the probes spent the budget):
+                    // the nearest of those measured.
+                    let mut nearest = (f64::INFINITY, a);
+                    for i in (a..=b).filter(|&i| self.arms[i].games() > 0) {
+                        let m = self.arms[i].measure(self.s, self.targets, self.arms[i].games())?;
+                        if (m.whole[0] - self.goal).abs() < nearest.0 {
+                            nearest = ((m.whole[0] - self.goal).abs(), i);
+                        }
+                    }
+                    answer = nearest.1;
+                } else {
+                    for k in a..b {
+                        if self.midpoint(k, shared)?.0 * low <= 0.0 {
+                            answer = k;
+                            break;
+                        }
                     }
                 }
                 (a, decided) = (answer, false);

@@ -811,6 +811,16 @@ mod tests {
     }
 
     #[test]
+    fn a_bisection_whose_budget_runs_out_early_still_answers_within_it() {
+        let sp = space(50);
+        for budget in [64, 100, 300] {
+            let o = run_with(&sp, budget, Method::Bisect, falling);
+            assert!(o.games <= budget, "{budget}: {}", o.games);
+            assert!(!o.ranking.is_empty() && o.ranking[0].games > 0, "{budget}");
+        }
+    }
+
+    #[test]
     fn bisect_is_refused_where_it_does_not_apply() {
         let sp = Space {
             dims: vec![space(4).dims[0].clone(), space(3).dims[0].clone()],
