@@ -3,14 +3,19 @@
 //! file reads the flags, plays the games on `--jobs` threads and prints the
 //! answer). Game `i` of every candidate has the seed `derive(--seed, i)`,
 //! as game `i` of `simulate --seed` has, and results come back in game
-//! order, so the answer depends on the seed and the budget only.
+//! order, so the answer depends on the seed and the budget only. With
+//! `--shard`, each call plays this shard's block of the games and swaps
+//! results with the other shards through `--shard-dir` (`tune/shard.rs`).
+
+mod shard;
 
 use crate::common::{load_variant, BoundArgs, VariantArgs};
+use crate::simulate::Shard;
 use crate::Failure;
 use rayon::prelude::*;
 use rulesmith_core::{rng, Game, Variant};
 use rulesmith_lab::sim::{self, GameResult};
-use rulesmith_lab::tune::{self, Candidate, Outcome, Space, Target, TuneError};
+use rulesmith_lab::tune::{self, Candidate, Method, Outcome, Space, Target, TuneError};
 use serde_json::json;
 use std::collections::HashMap;
 use std::io::Write as _;
@@ -50,6 +55,22 @@ pub struct Args {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+    /// How to search: auto (bisect when it applies, else race, else
+    /// NTBEA), race (every candidate), bisect (one whole-number parameter
+    /// and one PATH = V target), ntbea (NTBEA, then a race of its best).
+    #[arg(long, value_enum, default_value_t = MethodArg::Auto)]
+    pub method: MethodArg,
+    /// Play only shard I of N (1-based) of every round's games; the shards
+    /// of one run meet in --shard-dir and all print the same answer.
+    #[arg(long, value_name = "I/N", value_parser = crate::simulate::parse_shard, requires = "shard_dir")]
+    pub shard: Option<Shard>,
+    /// The folder the shards of a run share (a network folder across
+    /// machines): each writes its games there and reads the others'.
+    #[arg(long, value_name = "DIR", requires = "shard")]
+    pub shard_dir: Option<PathBuf>,
+    /// Seconds a shard waits for another's games before giving up.
+    #[arg(long, value_name = "SECONDS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
+    pub shard_timeout: u64,
     /// Also write a self-contained HTML report with the sensitivity charts.
     #[arg(long, value_name = "FILE.html")]
     pub report: Option<PathBuf>,
@@ -58,6 +79,26 @@ pub struct Args {
     /// Fixed overrides (not searched), as simulate takes them.
     #[command(flatten)]
     pub common: VariantArgs,
+}
+
+/// `--method`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum MethodArg {
+    Auto,
+    Race,
+    Bisect,
+    Ntbea,
+}
+
+impl From<MethodArg> for Method {
+    fn from(m: MethodArg) -> Method {
+        match m {
+            MethodArg::Auto => Method::Auto,
+            MethodArg::Race => Method::Race,
+            MethodArg::Bisect => Method::Bisect,
+            MethodArg::Ntbea => Method::Ntbea,
+        }
+    }
 }
 
 /// Candidates shown after the best.
@@ -95,6 +136,18 @@ pub fn run(args: Args) -> Result<(), Failure> {
         seed: args.seed,
         counters: base.stats.clone(),
         players,
+        method: args.method.into(),
+    };
+    let mut meeting = match (args.shard, &args.shard_dir) {
+        (Some(shard), Some(dir)) => {
+            // Everything that decides the run's games and choices.
+            let identity = format!(
+                "{} {:?} {:?} {} {:?} {players} {} {:?} {:?} {:?}",
+                base.name, args.tuned, args.targets, args.budget, bots, args.seed, args.method, fixed, max
+            );
+            Some(shard::Meeting::new(shard, dir, args.shard_timeout, &identity)?)
+        }
+        _ => None,
     };
     let start = Instant::now();
     let mut play = |cands: &[Candidate], games: std::ops::Range<u64>| -> Result<Vec<Vec<GameResult>>, TuneError> {
@@ -103,8 +156,21 @@ pub fn run(args: Args) -> Result<(), Failure> {
             .map(|c| with_sets(&base, &space.sets(c)).map(Arc::new))
             .collect::<Result<Vec<_>, _>>()
             .map_err(TuneError::Play)?;
+        let sets: Vec<Vec<String>> = cands.iter().map(|c| space.sets(c)).collect();
+        // A shard plays its block of the games (as simulate's shards do),
+        // then swaps results with the others through the shared folder.
+        let call = meeting.as_mut().map_or(0, |m| m.next_call());
+        let mine = match &meeting {
+            Some(m) => {
+                if let Some(done) = m.played_before(call, &sets, &games)? {
+                    return m.gather(call, &sets, &games, done);
+                }
+                m.mine(&games)
+            }
+            None => games.clone(),
+        };
         let work: Vec<(usize, u64)> = (0..cands.len())
-            .flat_map(|k| games.clone().map(move |i| (k, i)))
+            .flat_map(|k| mine.clone().map(move |i| (k, i)))
             .collect();
         let results: Vec<Result<GameResult, String>> = pool.install(|| {
             work.into_par_iter()
@@ -133,11 +199,17 @@ pub fn run(args: Args) -> Result<(), Failure> {
                 .collect()
         });
         let mut out: Vec<Vec<GameResult>> = vec![Vec::new(); cands.len()];
-        let per = games.end - games.start;
+        let per = mine.end - mine.start;
         for (n, r) in results.into_iter().enumerate() {
             out[n / per as usize].push(r.map_err(TuneError::Play)?);
         }
-        Ok(out)
+        match &meeting {
+            Some(m) => {
+                m.write(call, &sets, &games, &out)?;
+                m.gather(call, &sets, &games, out)
+            }
+            None => Ok(out),
+        }
     };
     let mut progress = |line: String| {
         let _ = writeln!(std::io::stderr(), "tune: {line}");
@@ -232,7 +304,9 @@ impl Report<'_> {
 
     fn method(&self) -> String {
         let o = self.outcome;
-        if o.ntbea_games == 0 {
+        if let Some(note) = &o.note {
+            note.clone()
+        } else if o.ntbea_games == 0 {
             format!("every one of the {} candidates raced on shared seeds", o.space)
         } else {
             format!(
@@ -268,7 +342,8 @@ impl Report<'_> {
             "fixed": self.fixed,
             "params": self.space.dims.iter().map(|d| json!({"name": d.name, "values": d.values})).collect::<Vec<_>>(),
             "targets": self.targets.iter().map(|t| t.text.clone()).collect::<Vec<_>>(),
-            "method": if o.ntbea_games == 0 { "race" } else { "ntbea+race" },
+            "method": o.method.name(),
+            "how": self.method(),
             "candidates": o.space,
             "measured": o.measured,
             "games": o.games,
@@ -311,7 +386,13 @@ impl Report<'_> {
         crate::outln!(
             "played {} games in {seconds:.1}s; {}",
             o.games,
-            if o.decided {
+            if o.method == Method::Bisect {
+                if o.decided {
+                    "every comparison was decided".to_string()
+                } else {
+                    "the budget ran out before the last comparison was sure; its estimate decided".to_string()
+                }
+            } else if o.decided {
                 "the race ended with one candidate left".to_string()
             } else {
                 format!(
@@ -326,7 +407,7 @@ impl Report<'_> {
             .filter(|r| r.figures.iter().all(|(_, met)| *met))
             .count();
         crate::outln!(
-            "candidates meeting every target (by their intervals): {meeting} of the {} raced",
+            "candidates meeting every target (by their intervals): {meeting} of the {} measured",
             o.ranking.len()
         );
         crate::outln!("\nbest:");

@@ -1,7 +1,9 @@
 //! `rulesmith tune` on the dice race of tests/tune/race, whose balanced
-//! head start an exhaustive sweep finds (docs/tuning.md): the search finds
-//! it, the answer does not depend on --jobs, and bad flags are refused
-//! with one clear error.
+//! head start an exhaustive sweep finds (docs/tuning.md): the race and the
+//! bisection find it, the bisection for fewer games, the answer does not
+//! depend on --jobs or on --shard, a response that is not monotone
+//! (tests/tune/zigzag) sends the bisection to a race, and bad flags are
+//! refused with one clear error.
 
 mod common;
 use common::rulesmith;
@@ -33,6 +35,8 @@ fn tune_finds_the_balanced_head_start_and_the_answer_does_not_depend_on_jobs() {
         "first_player_advantage = 0",
         "--budget",
         "6000",
+        "--method",
+        "race",
         "--json",
     ];
     let one = json(&tune(&[&args[..], &["--jobs", "1"]].concat()));
@@ -68,6 +72,137 @@ fn tune_finds_the_balanced_head_start_and_the_answer_does_not_depend_on_jobs() {
     );
     let three = json(&tune(&[&args[..], &["--jobs", "3"]].concat()));
     assert_eq!(one, three, "the same answer on 1 and 3 threads");
+}
+
+/// The value of `head_start=V` in a best's `set`.
+fn head_start(out: &serde_json::Value) -> i64 {
+    let set = out["best"]["set"][0].as_str().unwrap();
+    set.strip_prefix("head_start=").unwrap().parse().unwrap()
+}
+
+#[test]
+fn bisection_finds_the_balance_for_fewer_games_than_the_race_on_the_same_seed() {
+    let args = [
+        "--param",
+        "head_start",
+        "--target",
+        "first_player_advantage = 0",
+        "--budget",
+        "6000",
+        "--seed",
+        "3",
+        "--json",
+    ];
+    let bisect = json(&tune(&args));
+    assert_eq!(bisect["method"], "bisect", "auto bisects one ordered parameter");
+    let how = bisect["how"].as_str().unwrap();
+    assert!(how.contains("head_start=49 below the goal"), "{how}");
+    let race = json(&tune(&[&args[..], &["--method", "race"]].concat()));
+    assert_eq!(race["method"], "race");
+    for out in [&bisect, &race] {
+        assert!((1..=3).contains(&head_start(out)), "{}", out["best"]);
+        assert!(out["games"].as_u64().unwrap() <= 6000);
+    }
+    // docs/tuning.md's yardstick: games played over a sweep at the
+    // answer's precision (50 values times the answer's games).
+    let ratio = |o: &serde_json::Value| o["games"].as_f64().unwrap() / (50.0 * o["best"]["games"].as_f64().unwrap());
+    assert!(
+        ratio(&bisect) < ratio(&race),
+        "bisect {} (best {} games of {}), race {} (best {} of {})",
+        ratio(&bisect),
+        bisect["best"]["games"],
+        bisect["games"],
+        ratio(&race),
+        race["best"]["games"],
+        race["games"]
+    );
+    // Far values were probed for their side, never raced.
+    assert!(bisect["measured"].as_u64().unwrap() < 15, "{}", bisect["measured"]);
+}
+
+#[test]
+fn a_response_that_is_not_monotone_sends_the_bisection_to_a_race() {
+    let out = json(&rulesmith(&[
+        "tune",
+        "tests/tune/zigzag",
+        "--engine",
+        "interpreted",
+        "--bots",
+        "random",
+        "--param",
+        "layout",
+        "--target",
+        "first_player_advantage = 0",
+        "--budget",
+        "4000",
+        "--json",
+    ]));
+    assert_eq!(out["method"], "race", "{}", out["how"]);
+    let how = out["how"].as_str().unwrap();
+    assert!(how.contains("does not fall as layout grows"), "{how}");
+    // Layout 2 (a head start of 2) is the balance, as in the race.
+    assert_eq!(out["best"]["set"][0], "layout=2", "{}", out["best"]);
+}
+
+#[test]
+fn sharded_runs_print_the_unsharded_answer() {
+    let dir = common::root().join("target").join("tune-shard-test");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let args = [
+        "tune",
+        RACE,
+        "--engine",
+        "interpreted",
+        "--bots",
+        "random",
+        "--param",
+        "head_start=0..20",
+        "--target",
+        "first_player_advantage = 0",
+        "--budget",
+        "2000",
+        "--json",
+    ];
+    let whole = json(&rulesmith(&args));
+    let dir_text = dir.to_str().unwrap();
+    let shards: Vec<std::process::Child> = ["1/2", "2/2"]
+        .iter()
+        .map(|s| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_rulesmith"))
+                .args(args)
+                .args(["--shard", s, "--shard-dir", dir_text, "--shard-timeout", "120"])
+                .current_dir(common::root())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in shards {
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(json(&out), whole, "every shard prints the unsharded answer");
+    }
+    // A shard started again finds its games in the folder; without its
+    // partner it waits, then says which shard it waited for.
+    let alone = rulesmith(
+        &[
+            &args[..],
+            &["--shard", "1/3", "--shard-dir", dir_text, "--shard-timeout", "1"],
+        ]
+        .concat(),
+    );
+    let err = String::from_utf8_lossy(&alone.stderr);
+    assert_eq!(alone.status.code(), Some(1), "{err}");
+    assert!(err.contains("waited 1 s for shard 2/3's games"), "{err}");
+    let again = rulesmith(
+        &[
+            &args[..],
+            &["--shard", "2/2", "--shard-dir", dir_text, "--shard-timeout", "1"],
+        ]
+        .concat(),
+    );
+    assert_eq!(json(&again), whole, "a restarted shard reads the games already written");
 }
 
 #[test]
@@ -139,6 +274,56 @@ fn bad_targets_and_params_are_refused_with_what_was_expected() {
                 "100",
             ],
             "--budget 100: expected at least",
+        ),
+        (
+            vec![
+                "--param",
+                "head_start",
+                "--param",
+                "die",
+                "--target",
+                "draws.rate < 0.1",
+                "--method",
+                "bisect",
+            ],
+            "--method bisect: it needs one parameter, not 2",
+        ),
+        (
+            vec![
+                "--param",
+                "head_start",
+                "--target",
+                "draws.rate < 0.1",
+                "--shard",
+                "3/2",
+                "--shard-dir",
+                ".",
+            ],
+            "expected I/N",
+        ),
+        (
+            vec![
+                "--param",
+                "head_start",
+                "--target",
+                "draws.rate < 0.1",
+                "--shard",
+                "1/2",
+            ],
+            "--shard-dir",
+        ),
+        (
+            vec![
+                "--param",
+                "head_start",
+                "--target",
+                "draws.rate < 0.1",
+                "--shard",
+                "1/2",
+                "--shard-dir",
+                "no/such/folder",
+            ],
+            "--shard-dir no/such/folder: expected an existing folder",
         ),
     ] {
         let out = tune(&extra);

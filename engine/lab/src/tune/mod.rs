@@ -7,18 +7,23 @@
 //! - [`search`]: the search itself, which spends games where they decide
 //!   something: every candidate of a small space (or the finalists an
 //!   NTBEA search proposes in a large one) raced on the same game seeds,
-//!   each dropped as soon as its interval shows it cannot be the best.
+//!   each dropped as soon as its interval shows it cannot be the best;
+//! - [`bisect`]: for one ordered parameter and one `PATH = V` target, a
+//!   bisection on the parameter's order that races only the values
+//!   around the crossing (and races them all if the figure is not
+//!   monotone).
 //!
 //! The library plays no game itself: the caller gives a function that
 //! plays given games of given candidates (on its threads, on its engine)
 //! and returns their results in order, so an answer depends only on the
 //! seed and the budget.
 
+pub mod bisect;
 pub mod search;
 pub mod space;
 pub mod target;
 
-pub use search::{search, Estimate, Outcome, Ranked, Sensitivity, Settings};
+pub use search::{search, Estimate, Method, Outcome, Ranked, Sensitivity, Settings};
 pub use space::{Candidate, Space};
 pub use target::Target;
 
@@ -34,6 +39,8 @@ pub enum TuneError {
     Param { text: String, expected: String },
     #[error("--budget {budget}: expected at least {needed} games ({why})")]
     Budget { budget: u64, needed: u64, why: String },
+    #[error("--method {method}: it needs {why}")]
+    Method { method: String, why: String },
     /// A game could not be played (the caller's message).
     #[error("{0}")]
     Play(String),

@@ -29,7 +29,11 @@
 //! candidate estimates every candidate's loss, and the next candidate is
 //! the most promising (by upper confidence) of a neighbourhood of the
 //! current one. Its best estimated candidates are then raced.
+//!
+//! **Bisection** (`super::bisect`) replaces both for one ordered
+//! parameter and one `PATH = V` target; [`Method`] says which runs.
 
+use super::bisect;
 use super::space::{Candidate, Space};
 use super::target::Target;
 use super::TuneError;
@@ -68,6 +72,33 @@ pub struct Settings {
     /// The variant's counters (name, doc), for its summaries.
     pub counters: Vec<(String, String)>,
     pub players: usize,
+    pub method: Method,
+}
+
+/// How the search spends its games (`--method`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// Bisection when it applies, else the race when every candidate can
+    /// have a first round, else NTBEA.
+    Auto,
+    /// Every candidate raced on shared seeds.
+    Race,
+    /// A bisection on one ordered parameter's values (see [`bisect`]).
+    Bisect,
+    /// NTBEA proposes finalists, which are raced.
+    Ntbea,
+}
+
+impl Method {
+    /// Its name, as `--method` and `--json` spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Auto => "auto",
+            Method::Race => "race",
+            Method::Bisect => "bisect",
+            Method::Ntbea => "ntbea+race",
+        }
+    }
 }
 
 /// Plays games `games` of every candidate given; returns each candidate's
@@ -112,8 +143,8 @@ pub struct Sensitivity {
 /// What a search found.
 #[derive(Clone, Debug)]
 pub struct Outcome {
-    /// The raced candidates, best first: those still in by loss, then the
-    /// dropped ones by loss.
+    /// The candidates measured by the race or the bisection, best first:
+    /// those still in by loss, then the dropped ones by loss.
     pub ranking: Vec<Ranked>,
     /// Games played in all.
     pub games: u64,
@@ -125,48 +156,63 @@ pub struct Outcome {
     /// Whether the race ended with one candidate left.
     pub decided: bool,
     pub sensitivity: Vec<Sensitivity>,
+    /// The method that gave the answer (a bisection that found the
+    /// figure not monotone ends as a race).
+    pub method: Method,
+    /// How a bisection went: its probes, or why it handed over to a race.
+    pub note: Option<String>,
 }
 
-/// Games of one candidate, dealt into the jackknife's blocks.
+/// Games of one candidate. In a race and a bisection they are games
+/// `0..n` in order, so that two arms can be compared on the games they
+/// share; the jackknife deals them into blocks by game index.
 #[derive(Clone, Debug)]
-struct Arm {
-    candidate: Candidate,
-    blocks: Vec<Tally>,
-    alive: bool,
+pub(super) struct Arm {
+    pub(super) candidate: Candidate,
+    results: Vec<GameResult>,
+    pub(super) alive: bool,
 }
 
 /// An arm's figures: per target the whole-sample value and the value with
 /// each block left out, and the same for the loss.
-struct Measured {
-    whole: Vec<f64>,
-    left_out: Vec<Vec<f64>>,
-    loss: f64,
+pub(super) struct Measured {
+    pub(super) whole: Vec<f64>,
+    pub(super) left_out: Vec<Vec<f64>>,
+    pub(super) loss: f64,
     loss_left_out: Vec<f64>,
     summary: Summary,
 }
 
 impl Arm {
-    fn new(candidate: Candidate, s: &Settings) -> Arm {
+    pub(super) fn new(candidate: Candidate) -> Arm {
         Arm {
             candidate,
-            blocks: vec![Tally::new(s.players, s.counters.len()); BLOCKS],
+            results: Vec::new(),
             alive: true,
         }
     }
 
-    fn add(&mut self, results: &[GameResult]) {
-        for r in results {
-            self.blocks[(r.index % BLOCKS as u64) as usize].add(r);
+    pub(super) fn add(&mut self, results: &[GameResult]) {
+        self.results.extend_from_slice(results);
+    }
+
+    pub(super) fn games(&self) -> u64 {
+        self.results.len() as u64
+    }
+
+    /// The first `n` games (all of them when `n` is larger), dealt into
+    /// the jackknife's blocks.
+    fn blocks(&self, s: &Settings, n: u64) -> Vec<Tally> {
+        let mut blocks = vec![Tally::new(s.players, s.counters.len()); BLOCKS];
+        for r in self.results.iter().take(n as usize) {
+            blocks[(r.index % BLOCKS as u64) as usize].add(r);
         }
+        blocks
     }
 
-    fn games(&self) -> u64 {
-        self.blocks.iter().map(|b| b.games).sum()
-    }
-
-    fn merged(&self, s: &Settings, without: Option<usize>) -> Tally {
+    fn merged(blocks: &[Tally], s: &Settings, without: Option<usize>) -> Tally {
         let mut t = Tally::new(s.players, s.counters.len());
-        for (k, b) in self.blocks.iter().enumerate() {
+        for (k, b) in blocks.iter().enumerate() {
             if Some(k) != without {
                 t.merge(b).expect("tallies of one variant");
             }
@@ -174,7 +220,8 @@ impl Arm {
         t
     }
 
-    fn measure(&self, s: &Settings, targets: &[Target]) -> Result<Measured, TuneError> {
+    /// The figures of the first `n` games.
+    pub(super) fn measure(&self, s: &Settings, targets: &[Target], n: u64) -> Result<Measured, TuneError> {
         let figures = |t: &Tally| -> Result<(Vec<f64>, f64, Summary), TuneError> {
             let summary = Summary::of_tally(t, &s.counters);
             let v = targets
@@ -184,13 +231,14 @@ impl Arm {
             let loss = targets.iter().zip(&v).map(|(x, &f)| x.loss(f)).sum();
             Ok((v, loss, summary))
         };
-        let (whole, loss, summary) = figures(&self.merged(s, None))?;
+        let blocks = self.blocks(s, n);
+        let (whole, loss, summary) = figures(&Arm::merged(&blocks, s, None))?;
         let (mut left_out, mut loss_left_out) = (Vec::new(), Vec::new());
         for k in 0..BLOCKS {
-            if self.blocks[k].games == 0 {
+            if blocks[k].games == 0 {
                 continue;
             }
-            let (v, l, _) = figures(&self.merged(s, Some(k)))?;
+            let (v, l, _) = figures(&Arm::merged(&blocks, s, Some(k)))?;
             left_out.push(v);
             loss_left_out.push(l);
         }
@@ -206,7 +254,7 @@ impl Arm {
 
 /// The jackknife's standard error of a statistic from its leave-one-out
 /// values.
-fn jackknife_se(left_out: &[f64]) -> f64 {
+pub(super) fn jackknife_se(left_out: &[f64]) -> f64 {
     let k = left_out.len() as f64;
     if k < 2.0 {
         return f64::INFINITY;
@@ -243,39 +291,67 @@ pub fn search(
         t.value(&summary)?;
     }
     // Every candidate raced when a first round for all of them fits in a
-    // quarter of the budget; otherwise NTBEA proposes the finalists.
+    // quarter of the budget; otherwise NTBEA proposes the finalists. One
+    // ordered parameter and one `= V` target: a bisection on its order.
     let enumerate = size.saturating_mul(FIRST_ROUND) <= settings.budget / 4;
+    let ordered = bisect::applies(space, targets);
+    let method = match settings.method {
+        Method::Auto if ordered.is_ok() && size >= bisect::MIN_VALUES => Method::Bisect,
+        Method::Auto if enumerate => Method::Race,
+        Method::Auto => Method::Ntbea,
+        Method::Bisect => {
+            ordered.map_err(|why| TuneError::Method {
+                method: "bisect".into(),
+                why,
+            })?;
+            Method::Bisect
+        }
+        m => m,
+    };
     let mut measured: BTreeMap<Candidate, Arm> = BTreeMap::new();
     let mut ntbea_games = 0;
-    let arms: Vec<Arm> = if enumerate {
-        (0..size).map(|i| Arm::new(space.nth(i), settings)).collect()
-    } else {
-        let needed = FINALISTS as u64 * FIRST_ROUND * 4;
-        if settings.budget < needed {
-            return Err(TuneError::Budget {
-                budget: settings.budget,
-                needed,
-                why: format!("{size} candidates are too many to race each, and NTBEA then races {FINALISTS}"),
-            });
+    let (arms, games, decided, method, note) = match method {
+        Method::Bisect => {
+            let b = bisect::bisect(space, targets, settings, play, progress)?;
+            let method = if b.fell_back { Method::Race } else { Method::Bisect };
+            (b.arms, b.games, b.decided, method, Some(b.note))
         }
-        let (finalists, played) = ntbea(space, targets, settings, play, progress, &mut measured)?;
-        ntbea_games = played;
-        finalists.into_iter().map(|c| Arm::new(c, settings)).collect()
+        _ => {
+            let arms: Vec<Arm> = if method == Method::Race {
+                (0..size).map(|i| Arm::new(space.nth(i))).collect()
+            } else {
+                let needed = FINALISTS as u64 * FIRST_ROUND * 4;
+                if settings.budget < needed {
+                    return Err(TuneError::Budget {
+                        budget: settings.budget,
+                        needed,
+                        why: format!("NTBEA races its {FINALISTS} best candidates after searching"),
+                    });
+                }
+                let (finalists, played) = ntbea(space, targets, settings, play, progress, &mut measured)?;
+                ntbea_games = played;
+                finalists.into_iter().map(Arm::new).collect()
+            };
+            if arms.len() as u64 * FIRST_ROUND > settings.budget - ntbea_games {
+                return Err(TuneError::Budget {
+                    budget: settings.budget,
+                    needed: arms.len() as u64 * FIRST_ROUND + ntbea_games,
+                    why: format!(
+                        "a first round of {FIRST_ROUND} games for each of {} candidates",
+                        arms.len()
+                    ),
+                });
+            }
+            let (arms, race_games, decided) =
+                race(arms, targets, settings, settings.budget - ntbea_games, play, progress)?;
+            (arms, ntbea_games + race_games, decided, method, None)
+        }
     };
-    if arms.len() as u64 * FIRST_ROUND > settings.budget - ntbea_games {
-        return Err(TuneError::Budget {
-            budget: settings.budget,
-            needed: arms.len() as u64 * FIRST_ROUND + ntbea_games,
-            why: format!(
-                "a first round of {FIRST_ROUND} games for each of {} candidates",
-                arms.len()
-            ),
-        });
-    }
-    let (arms, race_games, decided) = race(arms, targets, settings, settings.budget - ntbea_games, play, progress)?;
     let mut ranking = Vec::new();
-    for a in &arms {
-        let m = a.measure(settings, targets)?;
+    // Candidates that never played (a bisection's bracket when its budget
+    // ran out) have no figures to rank.
+    for a in arms.iter().filter(|a| a.games() > 0) {
+        let m = a.measure(settings, targets, a.games())?;
         let se: Vec<f64> = (0..targets.len())
             .map(|t| jackknife_se(&m.left_out.iter().map(|v| v[t]).collect::<Vec<_>>()))
             .collect();
@@ -303,13 +379,9 @@ pub fn search(
             .then(x.loss.value.total_cmp(&y.loss.value))
             .then(x.candidate.cmp(&y.candidate))
     });
-    for a in arms {
+    for a in arms.into_iter().filter(|a| a.games() > 0) {
         match measured.get_mut(&a.candidate) {
-            Some(m) => {
-                for (b, x) in m.blocks.iter_mut().zip(&a.blocks) {
-                    b.merge(x).expect("one variant");
-                }
-            }
+            Some(m) => m.add(&a.results),
             None => {
                 measured.insert(a.candidate.clone(), a);
             }
@@ -318,18 +390,22 @@ pub fn search(
     let sensitivity = sensitivity(space, targets, settings, &measured)?;
     Ok(Outcome {
         ranking,
-        games: ntbea_games + race_games,
+        games,
         space: size,
         measured: measured.len(),
         ntbea_games,
         decided,
         sensitivity,
+        method,
+        note,
     })
 }
 
-/// Races `arms` on games `0..` within `budget` games: the arms at the end
-/// (dropped ones marked), the games played, and whether one was left.
-fn race(
+/// Races `arms` within `budget` games: the arms at the end (dropped ones
+/// marked), the games played, and whether one was left. Each round brings
+/// every arm still in to the same games `0..n` (an arm that already has
+/// them, from a bisection's probes, plays none) and compares them on those.
+pub(super) fn race(
     mut arms: Vec<Arm>,
     targets: &[Target],
     s: &Settings,
@@ -344,22 +420,41 @@ fn race(
             return Ok((arms, spent, true));
         }
         let left = budget - spent;
-        let n = batch.min(left / alive.len() as u64);
-        if n == 0 {
+        let cost = |to: u64| -> u64 { alive.iter().map(|&i| to.saturating_sub(arms[i].games())).sum() };
+        // The furthest round end within the batch that the budget pays for.
+        let (mut lo, mut hi) = (next, next + batch);
+        while lo < hi {
+            let mid = hi - (hi - lo) / 2;
+            if cost(mid) <= left {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        if lo == next {
             return Ok((arms, spent, false));
         }
+        let to = lo;
         round += 1;
-        let candidates: Vec<Candidate> = alive.iter().map(|&i| arms[i].candidate.clone()).collect();
-        let results = play(&candidates, next..next + n)?;
-        for (&i, r) in alive.iter().zip(&results) {
-            arms[i].add(r);
+        spent += cost(to);
+        // Arms with the same games so far play together.
+        let mut from: Vec<u64> = alive.iter().map(|&i| arms[i].games()).filter(|&g| g < to).collect();
+        from.sort_unstable();
+        from.dedup();
+        for f in from {
+            let group: Vec<usize> = alive.iter().copied().filter(|&i| arms[i].games() == f).collect();
+            let candidates: Vec<Candidate> = group.iter().map(|&i| arms[i].candidate.clone()).collect();
+            let results = play(&candidates, f..to)?;
+            for (&i, r) in group.iter().zip(&results) {
+                arms[i].add(r);
+            }
         }
-        next += n;
-        spent += n * alive.len() as u64;
+        let n = to - next;
+        next = to;
         batch += batch / 2;
         let measured = alive
             .iter()
-            .map(|&i| arms[i].measure(s, targets))
+            .map(|&i| arms[i].measure(s, targets, to))
             .collect::<Result<Vec<_>, _>>()?;
         let leader = (0..alive.len())
             .min_by(|&a, &b| measured[a].loss.total_cmp(&measured[b].loss))
@@ -388,7 +483,7 @@ fn race(
 /// alone would not do: two candidates on either side of a goal of 0 differ
 /// precisely (their games are paired) while which one is closer to 0 hangs
 /// on where both are, which the pairing does not make precise.
-fn surely_worse(m: &Measured, lead: &Measured, targets: &[Target]) -> bool {
+pub(super) fn surely_worse(m: &Measured, lead: &Measured, targets: &[Target]) -> bool {
     if m.left_out.len() != lead.left_out.len() {
         return false;
     }
@@ -460,7 +555,7 @@ fn ntbea(
         }
         measured
             .entry(current.clone())
-            .or_insert_with(|| Arm::new(current.clone(), s))
+            .or_insert_with(|| Arm::new(current.clone()))
             .add(&results[0]);
         fitness.push(-loss);
         for t in 0..tuples.len() {
@@ -536,7 +631,7 @@ fn sensitivity(
 ) -> Result<Vec<Sensitivity>, TuneError> {
     let mut figures: Vec<(&Candidate, Vec<f64>)> = Vec::new();
     for (c, arm) in measured {
-        let summary = Summary::of_tally(&arm.merged(s, None), &s.counters);
+        let summary = Summary::of_tally(&Arm::merged(&arm.blocks(s, u64::MAX), s, None), &s.counters);
         let v = targets
             .iter()
             .map(|t| t.value(&summary))
@@ -573,8 +668,13 @@ mod tests {
     use crate::tune::space::Dimension;
 
     /// A fake game: the first player wins when a number drawn from the
-    /// game's seed, 0..100, is below `50 + 4 * (6 - x)`: balanced at x = 6.
-    fn fake(space: &Space, cands: &[Candidate], games: std::ops::Range<u64>) -> Vec<Vec<GameResult>> {
+    /// game's seed, 0..100, is below `50 + edge(x)`.
+    fn fake(
+        space: &Space,
+        edge: fn(i64) -> i64,
+        cands: &[Candidate],
+        games: std::ops::Range<u64>,
+    ) -> Vec<Vec<GameResult>> {
         cands
             .iter()
             .map(|c| {
@@ -587,7 +687,7 @@ mod tests {
                         GameResult {
                             index: i,
                             seed,
-                            winner: Some(if u < 50 + 4 * (6 - x) { 0 } else { 1 }),
+                            winner: Some(if u < 50 + edge(x) { 0 } else { 1 }),
                             turns: 10,
                             decisions: 10,
                             first: Some(0),
@@ -605,6 +705,11 @@ mod tests {
             .collect()
     }
 
+    /// Balanced at x = 6, falling by 4 points a step.
+    fn falling(x: i64) -> i64 {
+        4 * (6 - x)
+    }
+
     fn space(values: i64) -> Space {
         Space {
             dims: vec![Dimension {
@@ -614,22 +719,28 @@ mod tests {
         }
     }
 
-    fn run(space: &Space, budget: u64) -> Outcome {
+    fn run_with(space: &Space, budget: u64, method: Method, edge: fn(i64) -> i64) -> Outcome {
         let targets = [Target::parse("first_player_advantage = 0").unwrap()];
         let settings = Settings {
             budget,
             seed: 3,
             counters: vec![],
             players: 2,
+            method,
         };
-        let mut play = |c: &[Candidate], g: std::ops::Range<u64>| Ok(fake(space, c, g));
+        let mut play = |c: &[Candidate], g: std::ops::Range<u64>| Ok(fake(space, edge, c, g));
         search(space, &targets, &settings, &mut play, &mut |_| {}).unwrap()
+    }
+
+    fn run(space: &Space, budget: u64) -> Outcome {
+        run_with(space, budget, Method::Auto, falling)
     }
 
     #[test]
     fn the_race_finds_the_balanced_value_within_its_budget() {
         let sp = space(25);
-        let o = run(&sp, 20_000);
+        let o = run_with(&sp, 20_000, Method::Race, falling);
+        assert_eq!(o.method, Method::Race);
         assert_eq!(o.ranking[0].sets, vec!["x=6".to_string()], "{:?}", o.ranking[0]);
         assert!(o.games <= 20_000);
         assert_eq!(o.ntbea_games, 0, "25 candidates are raced");
@@ -646,13 +757,95 @@ mod tests {
     }
 
     #[test]
-    fn ntbea_takes_over_when_the_space_is_large_and_still_finds_the_value() {
-        let sp = space(400);
-        let o = run(&sp, 6_000);
-        assert!(o.ntbea_games > 0 && o.games <= 6_000, "{} {}", o.ntbea_games, o.games);
-        let best: i64 = o.ranking[0].sets[0][2..].parse().unwrap();
-        assert!((5..=7).contains(&best), "{best}");
-        assert_eq!(run(&sp, 6_000).ranking[0].sets, o.ranking[0].sets, "reproducible");
+    fn bisection_finds_the_value_and_gives_it_more_of_the_budget_than_the_race() {
+        let sp = space(50);
+        let race = run_with(&sp, 20_000, Method::Race, falling);
+        let bisect = run(&sp, 20_000);
+        assert_eq!(bisect.method, Method::Bisect, "auto bisects one ordered parameter");
+        assert_eq!(bisect.ranking[0].sets, ["x=6"], "{:?}", bisect.note);
+        assert_eq!(race.ranking[0].sets, ["x=6"]);
+        assert!(bisect.games <= 20_000);
+        // The yardstick of docs/tuning.md: games played over what a sweep
+        // at the answer's precision needs (50 values times its games).
+        let ratio = |o: &Outcome| o.games as f64 / (50 * o.ranking[0].games) as f64;
+        assert!(
+            ratio(&bisect) < ratio(&race),
+            "bisect {} ({} of {}), race {} ({} of {})",
+            ratio(&bisect),
+            bisect.ranking[0].games,
+            bisect.games,
+            ratio(&race),
+            race.ranking[0].games,
+            race.games
+        );
+        // Values far from the crossing were probed, never raced.
+        assert!(bisect.ranking.iter().any(|r| r.sets == ["x=49"] && !r.alive));
+        assert!(bisect.measured < 15, "{}", bisect.measured);
+        let note = bisect.note.as_deref().unwrap();
+        assert!(note.contains("x=49 below the goal"), "{note}");
+        assert_eq!(
+            run(&sp, 20_000).ranking[0].games,
+            bisect.ranking[0].games,
+            "reproducible"
+        );
+    }
+
+    #[test]
+    fn a_figure_that_is_not_monotone_sends_the_bisection_to_a_race() {
+        // Above the goal at both ends of the first bracket's probes, but
+        // far higher in the middle than at the low end: not monotone.
+        fn zigzag(x: i64) -> i64 {
+            match x {
+                0..=3 => 10,
+                4 => 0,
+                5..=9 => 40,
+                _ => -40,
+            }
+        }
+        let sp = space(16);
+        let o = run_with(&sp, 6_000, Method::Auto, zigzag);
+        assert_eq!(o.method, Method::Race, "{:?}", o.note);
+        let note = o.note.as_deref().unwrap();
+        assert!(note.contains("does not fall as x grows"), "{note}");
+        assert_eq!(o.ranking[0].sets, ["x=4"], "the race still finds the balance");
+    }
+
+    #[test]
+    fn a_bisection_whose_budget_runs_out_early_still_answers_within_it() {
+        let sp = space(50);
+        for budget in [64, 100, 300] {
+            let o = run_with(&sp, budget, Method::Bisect, falling);
+            assert!(o.games <= budget, "{budget}: {}", o.games);
+            assert!(!o.ranking.is_empty() && o.ranking[0].games > 0, "{budget}");
+        }
+    }
+
+    #[test]
+    fn bisect_is_refused_where_it_does_not_apply() {
+        let sp = Space {
+            dims: vec![space(4).dims[0].clone(), space(3).dims[0].clone()],
+        };
+        let targets = [Target::parse("first_player_advantage = 0").unwrap()];
+        let settings = Settings {
+            budget: 1000,
+            seed: 3,
+            counters: vec![],
+            players: 2,
+            method: Method::Bisect,
+        };
+        let mut play = |c: &[Candidate], g: std::ops::Range<u64>| Ok(fake(&sp, falling, c, g));
+        let e = search(&sp, &targets, &settings, &mut play, &mut |_| {}).unwrap_err();
+        assert!(
+            e.to_string().contains("--method bisect: it needs one parameter, not 2"),
+            "{e}"
+        );
+        let one = space(10);
+        let band = [Target::parse("first_player_advantage in 0..0.1").unwrap()];
+        assert_eq!(
+            bisect::applies(&one, &band).unwrap_err(),
+            "a target of the form PATH = V"
+        );
+        assert!(bisect::applies(&one, &targets).is_ok());
     }
 
     #[test]
