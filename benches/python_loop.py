@@ -13,6 +13,12 @@ NumPy arrays, actions drawn by NumPy from the masks.
 
     target/python-venv/bin/python benches/python_loop.py
     target/python-venv/bin/python benches/python_loop.py --games 20000 --engines interpreted,compiled
+    target/python-venv/bin/python benches/python_loop.py --games 3000 --engines interpreted,compiled --rounds 15
+
+With `--rounds N` every loop of a game is played N times, the loops
+taking turns (pyspiel, then each engine, then again), and each figure is
+the median over the rounds: on a machine others share, a burst of their
+work then falls on one round of one loop, not on a whole loop.
 
 Needs the venv that tests/run makes, with the module built in release
 (`cd python && maturin develop --release`): a dev build runs the engine
@@ -21,6 +27,7 @@ unoptimized. `compiled` builds the port's compiled rules on first use.
 
 import argparse
 import random
+import statistics
 import time
 from pathlib import Path
 
@@ -77,11 +84,16 @@ def batched(game, games, width, seed):
     return time.perf_counter() - start, finished
 
 
-def report(name, games, seconds, legal_n=0, legal_t=0.0, apply_n=0, apply_t=0.0):
-    calls = ""
-    if legal_n:
-        calls = f"  legal_actions {legal_t / legal_n * 1e6:5.2f} us  apply_action {apply_t / apply_n * 1e6:5.2f} us"
-    print(f"  {name:<28} {games / seconds:>10,.0f} games/s{calls}")
+def report(name, rounds):
+    """Prints a loop's figures: `rounds` holds, per round, (games,
+    seconds[, legal_actions calls, their seconds, apply_action calls,
+    their seconds]); each figure is the median over the rounds."""
+    line = f"  {name:<28} {statistics.median(r[0] / r[1] for r in rounds):>10,.0f} games/s"
+    if len(rounds[0]) > 2 and rounds[0][2]:
+        legal = statistics.median(r[3] / r[2] * 1e6 for r in rounds)
+        apply = statistics.median(r[5] / r[4] * 1e6 for r in rounds)
+        line += f"  legal_actions {legal:5.2f} us  apply_action {apply:5.2f} us"
+    print(line)
 
 
 def main():
@@ -90,15 +102,23 @@ def main():
     p.add_argument("--width", type=int, default=256, help="games per VectorGame")
     p.add_argument("--engines", default="interpreted", help="comma-separated: interpreted, compiled")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--rounds", type=int, default=1, help="rounds of every loop, taking turns; medians printed")
     args = p.parse_args()
     for port, theirs in GAMES.items():
         print(f"{port}:")
-        report("pyspiel", args.games, *playouts(pyspiel.load_game(theirs), args.games, args.seed))
+        # Each loop's name and what plays one round of it.
+        loops = [("pyspiel", lambda g=pyspiel.load_game(theirs): (args.games, *playouts(g, args.games, args.seed)))]
         for engine in args.engines.split(","):
             ours = rulesmith.load_game(str(ROOT / "tests" / "openspiel" / port), engine=engine)
-            report(f"rulesmith {engine}", args.games, *playouts(ours, args.games, args.seed))
-            seconds, finished = batched(ours, args.games, args.width, args.seed)
-            report(f"rulesmith {engine} VectorGame", finished, seconds)
+            loops.append((f"rulesmith {engine}", lambda g=ours: (args.games, *playouts(g, args.games, args.seed))))
+            loops.append((f"rulesmith {engine} VectorGame",
+                          lambda g=ours: tuple(reversed(batched(g, args.games, args.width, args.seed)))))
+        rounds = {name: [] for name, _ in loops}
+        for _ in range(args.rounds):
+            for name, play in loops:
+                rounds[name].append(play())
+        for name, _ in loops:
+            report(name, rounds[name])
 
 
 if __name__ == "__main__":

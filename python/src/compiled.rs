@@ -68,7 +68,7 @@ fn build(ws: &Path, cache: &Path, fingerprint: &str, rust: &str, python: &str) -
          [lib]\ncrate-type = [\"cdylib\"]\n\n\
          [dependencies]\nrulesmith-python = {{ path = \"{ws_text}/python\", features = [\"extension-module\"] }}\n\
          rulesmith-runtime = {{ path = \"{ws_text}/engine/runtime\" }}\n\
-         pyo3 = {{ version = \"0.28\", features = [\"abi3-py39\", \"extension-module\"] }}\n\n\
+         pyo3 = {{ version = \"0.28\", features = [\"abi3-py310\", \"extension-module\"] }}\n\n\
          # A workspace of its own: not a member of the project's.\n[workspace]\n\n\
          [profile.release]\ndebug = 0\nincremental = true\n"
     );

@@ -30,10 +30,12 @@
 //! `1..=F` (face `f` is `cards + f - 1`), where `F` is the largest die the
 //! scripts roll (`roll(n, 6, ..)` or `roll(n, param("sides"), ..)`), none
 //! when they roll none, and `value_bound` when a roll computes its faces.
+//! A card drawn from a pile (`[piles]`) is numbered as its deck's card:
+//! the pile's places hold that deck's cards and add no numbers.
 
 use rulesmith_core::lint::{dice, Dice};
 use rulesmith_core::notation::{Relative, SlotType};
-use rulesmith_core::state::{Action, Outcome, Seat};
+use rulesmith_core::state::{Action, Outcome, Seat, MAX_ARGS};
 use rulesmith_core::Variant;
 
 /// `value_bound` when neither the caller nor the variant gives one.
@@ -44,8 +46,10 @@ pub struct Encoding {
     /// Per action kind: its first number and its slots' radices.
     kinds: Vec<Kind>,
     actions: u64,
-    /// First outcome number of each deck's cards.
-    decks: Vec<u64>,
+    /// Per place of cards (as in `Variant::decks`: the decks, then the
+    /// places of the piles), the deck whose cards it holds (itself for a
+    /// deck) and that deck's first outcome number.
+    holds: Vec<(usize, u64)>,
     cards: u64,
     /// Die faces numbered after the cards: `1..=faces`.
     faces: u32,
@@ -115,11 +119,22 @@ impl Encoding {
             });
             offset += size;
         }
-        let mut decks = Vec::new();
+        // The decks first, then every pile place on its deck's numbers.
+        let mut holds = Vec::with_capacity(variant.decks.len());
         let mut cards = 0u64;
-        for d in &variant.decks {
-            decks.push(cards);
-            cards += d.cards.len() as u64;
+        for (i, d) in variant.decks.iter().enumerate() {
+            if d.pile.is_none() {
+                holds.push((i, cards));
+                cards += d.cards.len() as u64;
+            } else {
+                holds.push((i, 0));
+            }
+        }
+        for (i, d) in variant.decks.iter().enumerate() {
+            if let Some(pile) = d.pile {
+                let deck = variant.piles[pile].deck;
+                holds[i] = (deck, holds[deck].1);
+            }
         }
         let faces = match dice(variant) {
             Dice::None => 0,
@@ -129,7 +144,7 @@ impl Encoding {
         Ok(Encoding {
             kinds,
             actions: offset,
-            decks,
+            holds,
             cards,
             faces,
             value_bound,
@@ -191,28 +206,33 @@ impl Encoding {
     pub fn decode_action(&self, n: u64, seat: Seat) -> Option<Action> {
         let kind = self.kinds.partition_point(|k| k.offset + k.size <= n);
         let k = self.kinds.get(kind)?;
+        let slots = k.radices.len();
+        if slots > MAX_ARGS {
+            return None;
+        }
+        // On the stack: this runs at every `apply_action`.
         let mut rest = n - k.offset;
-        let mut digits = vec![0i64; k.radices.len()];
-        for (i, digit) in digits.iter_mut().enumerate().rev() {
+        let mut digits = [0i64; MAX_ARGS];
+        for i in (0..slots).rev() {
             let r = k.radices[i];
-            *digit = (rest % r) as i64;
+            digits[i] = (rest % r) as i64;
             rest /= r;
         }
         // First slot first: a relative slot's earlier value is known.
-        let mut values = vec![0i32; k.radices.len()];
-        for i in 0..values.len() {
+        let mut values = [0i32; MAX_ARGS];
+        for i in 0..slots {
             values[i] = match k.relative[i] {
                 _ if k.deciding_seat[i] => seat as i32,
                 Some(rel) => (values[rel.slot] as i64 + rel.low + digits[i]) as i32,
                 None => (digits[i] - k.shifts[i]) as i32,
             };
         }
-        Some(Action::new(kind as u16, &values))
+        Some(Action::new(kind as u16, &values[..slots]))
     }
 
     pub fn outcome(&self, o: Outcome) -> Result<u64, String> {
         match o {
-            Outcome::Card { deck, card } => Ok(self.decks[deck as usize] + card as u64),
+            Outcome::Card { deck, card } => Ok(self.holds[deck as usize].1 + card as u64),
             Outcome::Face(f) if f >= 1 && f <= self.faces => Ok(self.cards + f as u64 - 1),
             Outcome::Face(f) => Err(format!(
                 "a die with face {f} is outside the numbering (1..={}): write the roll's faces as a number \
@@ -222,12 +242,25 @@ impl Encoding {
         }
     }
 
-    pub fn decode_outcome(&self, n: u64) -> Option<Outcome> {
+    /// The outcome with this number. `drawing_from` is the place cards
+    /// are being drawn from (a deck, or a pile's place): a card of the
+    /// deck it holds is that place's card.
+    pub fn decode_outcome(&self, n: u64, drawing_from: Option<usize>) -> Option<Outcome> {
         if n < self.cards {
-            let deck = self.decks.partition_point(|&start| start <= n) - 1;
+            // The last deck (not a pile's place) whose numbers start at or before n.
+            let (deck, first) = self
+                .holds
+                .iter()
+                .enumerate()
+                .filter(|&(i, &(deck, first))| i == deck && first <= n)
+                .map(|(_, &held)| held)
+                .next_back()?;
+            let place = drawing_from
+                .filter(|&p| self.holds.get(p).is_some_and(|&(d, _)| d == deck))
+                .unwrap_or(deck);
             return Some(Outcome::Card {
-                deck: deck as u16,
-                card: (n - self.decks[deck]) as u16,
+                deck: place as u16,
+                card: (n - first) as u16,
             });
         }
         let f = n - self.cards + 1;

@@ -10,8 +10,9 @@ use crate::encoding::Encoding;
 use crate::tensor::{Kind, Layout};
 use crate::{engine_game, error, Unsent};
 use pyo3::prelude::*;
+use pyo3::types::PyList;
 use rulesmith_core::record::Record;
-use rulesmith_core::state::{Seat, Step, ToMove};
+use rulesmith_core::state::{ChanceSource, Seat, Step, ToMove};
 use rulesmith_core::{Action, Game, State, Variant};
 use rulesmith_lab::bot;
 use std::rc::Rc;
@@ -420,9 +421,12 @@ impl PyState {
     }
 
     /// The decision `a` of the seat to move in `s`, checked against the
-    /// `max_decisions` guard and applied (all or nothing).
-    /// `legal` is the list of `s`: an action not in it is refused with the
-    /// legal ones. On an error `s` is left as it was.
+    /// `max_decisions` guard and applied. `legal` is the list of `s`: an
+    /// action not in it is refused with the legal ones. A state that keeps
+    /// no history is left as it was on an error; one that does may be
+    /// half-changed, with the failed step added to its history (see
+    /// [`PyState::all_or_nothing`]), unless the action was refused before
+    /// it applied.
     fn decide(shared: &Shared, s: &mut State, legal: &[Action], decisions: u64, a: Action) -> Result<(), String> {
         let g = &shared.game;
         if !legal.contains(&a) {
@@ -435,7 +439,74 @@ impl PyState {
         if decisions >= shared.max_decisions {
             return Err(rulesmith_lab::sim::endless_game(shared.max_decisions, s.core.turn).to_string());
         }
-        g.apply_trusted(s, a).map_err(|e| e.to_string())
+        match s.history.is_kept() {
+            true => g.apply_scratch(s, a).map_err(|e| e.to_string()),
+            false => g.apply_trusted(s, a).map_err(|e| e.to_string()),
+        }
+    }
+
+    /// Runs `apply` on the state; if it fails after changing the state,
+    /// puts back the state from before, replayed from its history. The
+    /// engine's own all-or-nothing steps copy the whole state before every
+    /// step, for the rare failure; here only a failure pays (the engine is
+    /// deterministic, so the replay gives the same state). `apply` must
+    /// add exactly one step to the history when it changes the state (what
+    /// the engine's `_scratch` steps do), or leave a state that keeps no
+    /// history as it was.
+    fn all_or_nothing(&mut self, apply: impl FnOnce(&Shared, &mut State) -> Result<(), String>) -> PyResult<()> {
+        let before = self.state.history.len();
+        let Err(e) = apply(&self.shared, &mut self.state) else {
+            return Ok(());
+        };
+        if self.state.history.is_kept() && self.state.history.len() > before {
+            self.state = self.replayed(before).map_err(|again| {
+                error(format!(
+                    "{e}\n(and the state before it could not be made again: {again}; do not use this state)"
+                ))
+            })?;
+        }
+        Err(error(e))
+    }
+
+    /// The state after the first `steps` steps of this state's history.
+    fn replayed(&self, steps: usize) -> Result<State, String> {
+        let g = self.g();
+        let mut s = g.new_game(self.state.core.seats).map_err(|e| e.to_string())?;
+        for step in self.state.history.to_vec().into_iter().take(steps) {
+            match step {
+                Step::Decision(a) => g.apply_scratch(&mut s, a),
+                Step::Chance(o) => g.apply_outcome_scratch(&mut s, o),
+            }
+            .map_err(|e| e.to_string())?;
+        }
+        Ok(s)
+    }
+
+    /// The place (deck or pile place) the pending chance event draws
+    /// cards from, if it draws cards.
+    fn drawing_from(&self) -> Option<usize> {
+        match self.state.core.chance.as_ref()?.source {
+            ChanceSource::Deck { deck, .. } => Some(deck),
+            ChanceSource::Dice { .. } => None,
+        }
+    }
+
+    /// The outcomes of the pending chance event, by number, sorted, with
+    /// their probabilities. The engine lists them in card or face order,
+    /// which numbers keep: they are sorted only when they are not.
+    fn numbered_outcomes(&self) -> PyResult<Vec<(u64, f64)>> {
+        let enc = &self.shared.enc;
+        let mut out = self
+            .g()
+            .chance_outcomes(&self.state)
+            .into_iter()
+            .map(|(o, p)| enc.outcome(o).map(|n| (n, p)))
+            .collect::<Result<Vec<_>, String>>()
+            .map_err(error)?;
+        if !out.is_sorted_by_key(|(n, _)| *n) {
+            out.sort_by_key(|(n, _)| *n);
+        }
+        Ok(out)
     }
 
     fn seat(&self, player: i64) -> PyResult<Seat> {
@@ -453,7 +524,7 @@ impl PyState {
             let o = self
                 .shared
                 .enc
-                .decode_outcome(action)
+                .decode_outcome(action, self.drawing_from())
                 .ok_or_else(|| error(format!("{action} is no chance outcome of this game")))?;
             return Ok(self.g().outcome_text(o));
         }
@@ -508,43 +579,36 @@ impl PyState {
     /// simultaneous node every seat of the round has its own (a seat out of
     /// play none).
     #[pyo3(signature = (player=None))]
-    fn legal_actions(&mut self, player: Option<i64>) -> PyResult<Vec<u64>> {
+    fn legal_actions<'py>(&mut self, py: Python<'py>, player: Option<i64>) -> PyResult<Bound<'py, PyList>> {
         let current = self.player();
         if current == TERMINAL {
-            return Ok(Vec::new());
+            return Ok(PyList::empty(py));
         }
         if let Some(p) = player.filter(|&p| p != current) {
             return match self.round_seats() {
                 Some(seats) if p >= 0 && (p as usize) < self.shared.players && seats & (1 << p) != 0 => {
                     let seat = p as Seat;
                     let legal = self.round_legal(seat)?;
-                    self.numbered(&legal, seat)
+                    PyList::new(py, self.numbered(&legal, seat)?)
                 }
-                _ => Ok(Vec::new()),
+                _ => Ok(PyList::empty(py)),
             };
         }
         if current == CHANCE {
-            return Ok(self.chance_outcomes()?.into_iter().map(|(a, _)| a).collect());
+            return PyList::new(py, self.numbered_outcomes()?.into_iter().map(|(a, _)| a));
         }
         self.list_legal()?;
         if self.numbers.is_none() {
             self.numbers = Some(self.numbered(&self.legal, current as Seat)?);
         }
-        Ok(self.numbers.clone().unwrap_or_default())
+        // Straight from the kept numbers into the list: no copy between.
+        PyList::new(py, self.numbers.as_deref().unwrap_or_default())
     }
 
     /// The outcomes of the pending chance event with their probabilities,
     /// sorted by outcome.
     fn chance_outcomes(&self) -> PyResult<Vec<(u64, f64)>> {
-        let mut out = self
-            .g()
-            .chance_outcomes(&self.state)
-            .into_iter()
-            .map(|(o, p)| self.shared.enc.outcome(o).map(|n| (n, p)))
-            .collect::<Result<Vec<_>, String>>()
-            .map_err(error)?;
-        out.sort_by_key(|(n, _)| *n);
-        Ok(out)
+        self.numbered_outcomes()
     }
 
     /// Applies a decision or a chance outcome (by number). A bad one raises
@@ -558,12 +622,12 @@ impl PyState {
                 let o = self
                     .shared
                     .enc
-                    .decode_outcome(action)
+                    .decode_outcome(action, self.drawing_from())
                     .ok_or_else(|| error(format!("{action} is no chance outcome of this game")))?;
-                self.shared
-                    .game
-                    .apply_outcome(&mut self.state, o)
-                    .map_err(|e| error(e.to_string()))?;
+                self.all_or_nothing(|shared, s| match s.history.is_kept() {
+                    true => shared.game.apply_outcome_scratch(s, o).map_err(|e| e.to_string()),
+                    false => shared.game.apply_outcome(s, o).map_err(|e| e.to_string()),
+                })?;
                 self.legal_listed = false;
                 Ok(())
             }
@@ -574,7 +638,10 @@ impl PyState {
                     .decode_action(action, seat)
                     .ok_or_else(|| error(format!("{action} is no action of this game")))?;
                 self.list_legal()?;
-                Self::decide(&self.shared, &mut self.state, &self.legal, self.decisions, a).map_err(error)?;
+                let (legal, decisions) = (std::mem::take(&mut self.legal), self.decisions);
+                let r = self.all_or_nothing(|shared, s| Self::decide(shared, s, &legal, decisions, a));
+                self.legal = legal;
+                r?;
                 self.decisions += 1;
                 self.legal_listed = false;
                 Ok(())

@@ -193,3 +193,68 @@ def test_a_sealed_hold_is_hidden_from_the_other_seat():
     assert a.observation_string(1) == b.observation_string(1)
     # P1 knows what it put in its hold.
     assert a.information_state_string(0) != b.information_state_string(0)
+
+
+HALFWAY_TOML = """
+[variant]
+name = "halfway"
+title = "Test: rules that fail halfway through"
+players = { min = 2, max = 2, default = 2 }
+scripts = ["rules.rhai"]
+
+[actions.step]
+text = "step"
+apply = "do_step"
+
+[actions.boom]
+text = "boom"
+apply = "do_boom"
+
+[setup]
+run = "setup"
+
+[steps.play]
+legal = "play_legal"
+
+[turn]
+steps = ["play"]
+"""
+
+HALFWAY_RHAI = """
+fn setup() { this.n = 0; roll(1, 6, "rolled"); }
+fn rolled(dice) {
+    this.n += dice[0];
+    if dice[0] == 6 { throw "a six breaks the rules"; }
+    start_turns(0);
+}
+fn play_legal() { add("step"); add("boom"); }
+fn do_step() {
+    this.n += 1;
+    if this.n >= 8 { win(active()); } else { roll(1, 6, "rolled"); }
+}
+fn do_boom() { this.n += 100; throw "boom"; }
+"""
+
+
+def test_rules_that_fail_halfway_leave_the_state_as_it_was(tmp_path):
+    # A decision and a chance outcome whose rules change the data, then
+    # fail: the state is put back as it was (made again from its history)
+    # and plays on.
+    (tmp_path / "variant.toml").write_text(HALFWAY_TOML)
+    (tmp_path / "rules.rhai").write_text(HALFWAY_RHAI)
+    game = rulesmith.load_game(str(tmp_path))
+    state = game.new_initial_state()
+    before = state.serialize()
+    six = state.string_to_action("6")
+    with pytest.raises(rulesmith.RulesmithError, match="a six breaks the rules"):
+        state.apply_action(six)
+    assert state.serialize() == before
+    state.apply_action(state.string_to_action("1"))
+    step, boom = state.legal_actions()
+    before = state.serialize()
+    with pytest.raises(rulesmith.RulesmithError, match="boom"):
+        state.apply_action(boom)
+    assert state.serialize() == before
+    assert state.legal_actions() == [step, boom]
+    state.apply_action(step)
+    assert state.is_chance_node() and state.history() == [0, step]

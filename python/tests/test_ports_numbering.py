@@ -177,3 +177,33 @@ def test_chance_outcomes_number_the_dice_the_scripts_roll():
         outcomes = state.chance_outcomes()
         assert all(0 <= n < count for n, _ in outcomes)
         state.apply_action(outcomes[0][0])
+
+
+def test_a_pile_draw_is_numbered_as_its_decks_card():
+    # tests/bots/deck-builder: one deck of 6 cards and piles of it (a
+    # supply, and per seat a draw pile, a hand, cards in play, a discard
+    # pile). A card drawn from a pile is one of the deck's 6 outcomes,
+    # not a number of its own per pile and seat.
+    game = rulesmith.load_game(str(ROOT / "tests" / "bots" / "deck-builder"))
+    assert game.max_chance_outcomes() == 6
+    drawn = 0
+    for seed in range(3):
+        state = game.new_initial_state()
+        rng = random.Random(seed)
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                assert all(0 <= n < 6 for n, _ in outcomes), outcomes
+                n = rng.choices([o for o, _ in outcomes], [p for _, p in outcomes])[0]
+                text = state.action_to_string(-1, n)
+                assert state.string_to_action(text) == n
+                drawn += 1
+            else:
+                n = rng.choice(state.legal_actions())
+            state.apply_action(n)
+        # The history's numbers replay the same game.
+        again = game.new_initial_state()
+        for n in state.history():
+            again.apply_action(n)
+        assert again.record() == state.record()
+    assert drawn > 0
