@@ -747,13 +747,7 @@ impl Game {
                         .map(|&v| 2.0 * (v - range.min) as f64 / width - 1.0),
                 );
             }
-            // Written in place, not through `State::returns`'s new list:
-            // the search scores every iteration with this.
-            _ if !state.core.scores.is_empty() => out.extend(state.returns()),
-            _ => match state.core.status() {
-                Status::Won(w) => out.extend((0..state.core.seats).map(|s| if s == w { 1.0 } else { -1.0 })),
-                Status::Ongoing | Status::Draw => out.extend(std::iter::repeat_n(0.0, state.core.seats)),
-            },
+            _ => state.returns_into(out),
         }
     }
 

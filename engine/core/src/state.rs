@@ -612,15 +612,20 @@ impl State {
     /// `[scores]`, else 1 to the winner and -1 to the others, 0 for a draw;
     /// 0 for everyone in an unfinished game.
     pub fn returns(&self) -> Vec<f64> {
-        if !self.core.scores.is_empty() {
-            return match self.core.status() {
-                Status::Ongoing => vec![0.0; self.core.seats],
-                _ => self.core.scores.iter().map(|&s| s as f64).collect(),
-            };
-        }
+        let mut out = Vec::with_capacity(self.core.seats);
+        self.returns_into(&mut out);
+        out
+    }
+
+    /// [`State::returns`] appended to `out`, allocating nothing: the search
+    /// scores every iteration with it.
+    pub fn returns_into(&self, out: &mut Vec<f64>) {
+        let seats = self.core.seats;
         match self.core.status() {
-            Status::Won(w) => (0..self.core.seats).map(|s| if s == w { 1.0 } else { -1.0 }).collect(),
-            _ => vec![0.0; self.core.seats],
+            Status::Ongoing => out.extend(std::iter::repeat_n(0.0, seats)),
+            _ if !self.core.scores.is_empty() => out.extend(self.core.scores.iter().map(|&s| s as f64)),
+            Status::Won(w) => out.extend((0..seats).map(|s| if s == w { 1.0 } else { -1.0 })),
+            Status::Draw => out.extend(std::iter::repeat_n(0.0, seats)),
         }
     }
 
