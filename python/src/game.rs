@@ -459,27 +459,13 @@ impl PyState {
             return Ok(());
         };
         if self.state.history.is_kept() && self.state.history.len() > before {
-            self.state = self.replayed(before).map_err(|again| {
+            self.state = self.g().replay_history(&self.state, before).map_err(|again| {
                 error(format!(
                     "{e}\n(and the state before it could not be made again: {again}; do not use this state)"
                 ))
             })?;
         }
         Err(error(e))
-    }
-
-    /// The state after the first `steps` steps of this state's history.
-    fn replayed(&self, steps: usize) -> Result<State, String> {
-        let g = self.g();
-        let mut s = g.new_game(self.state.core.seats).map_err(|e| e.to_string())?;
-        for step in self.state.history.to_vec().into_iter().take(steps) {
-            match step {
-                Step::Decision(a) => g.apply_scratch(&mut s, a),
-                Step::Chance(o) => g.apply_outcome_scratch(&mut s, o),
-            }
-            .map_err(|e| e.to_string())?;
-        }
-        Ok(s)
     }
 
     /// The place (deck or pile place) the pending chance event draws

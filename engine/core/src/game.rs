@@ -1388,18 +1388,28 @@ impl Game {
     /// `None` when it cannot be replayed (a throwaway playout's state keeps
     /// no history: see [`State::forget_history`]).
     fn replayed(&self, state: &State, less: usize) -> Option<State> {
+        self.replay_history(state, state.history.len().saturating_sub(less))
+            .ok()
+    }
+
+    /// The state after the first `steps` steps of `state`'s history, played
+    /// again from a new game of as many seats (games are deterministic, so
+    /// it is the state `state` was then). An error when the history was
+    /// forgotten ([`State::forget_history`]) or a step fails.
+    pub fn replay_history(&self, state: &State, steps: usize) -> Result<State, GameError> {
         if !state.history.is_kept() {
-            return None;
+            return Err(GameError::Rules(
+                "the state keeps no history to replay (a playout's state forgets it)".into(),
+            ));
         }
-        let steps = state.history.to_vec();
-        let mut s = self.new_game(state.core.seats).ok()?;
-        for step in &steps[..steps.len().saturating_sub(less)] {
-            match *step {
-                Step::Decision(a) => self.apply_scratch(&mut s, a).ok()?,
-                Step::Chance(o) => self.apply_outcome_scratch(&mut s, o).ok()?,
+        let mut s = self.new_game(state.core.seats)?;
+        for step in state.history.to_vec().into_iter().take(steps) {
+            match step {
+                Step::Decision(a) => self.apply_scratch(&mut s, a)?,
+                Step::Chance(o) => self.apply_outcome_scratch(&mut s, o)?,
             }
         }
-        Some(s)
+        Ok(s)
     }
 
     /// Calls an entry point of the rules on the state.
