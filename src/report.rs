@@ -67,13 +67,9 @@ pub(crate) fn esc(s: &str) -> String {
 /// The key table's row for decisions a bot took on loose worlds (none
 /// when every decision found a world that fits what its seat saw).
 fn loose_row(s: &Summary) -> String {
-    if s.loose_decisions == 0 {
-        return String::new();
-    }
-    format!(
-        "<tr><th>no world</th><td>{} decision(s) in {} game(s): a bot found no world that fits what its seat had seen, and decided on loose ones</td></tr>",
-        s.loose_decisions, s.loose_worlds.count
-    )
+    crate::simulate::loose_worlds_text(s).map_or(String::new(), |text| {
+        format!("<tr><th>no world</th><td>{}</td></tr>", esc(&text))
+    })
 }
 
 fn pct(x: f64) -> String {

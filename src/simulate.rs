@@ -712,6 +712,18 @@ pub fn no_first_player_figure(s: &Summary) -> &'static str {
     }
 }
 
+/// What a summary says of the decisions its bots took on loose worlds
+/// (none when every decision found a world that fits what its seat saw):
+/// the same words in `simulate`, `compare` and the report.
+pub fn loose_worlds_text(s: &Summary) -> Option<String> {
+    (s.loose_decisions > 0).then(|| {
+        format!(
+            "{} decision(s) in {} game(s): a bot found no world that fits what its seat had seen, and decided on loose ones",
+            s.loose_decisions, s.loose_worlds.count
+        )
+    })
+}
+
 fn pct(x: f64) -> String {
     format!("{:.1}%", 100.0 * x)
 }
@@ -756,12 +768,8 @@ fn print_summary(s: &Summary) {
         );
     }
     crate::outln!("balance        {:.2} (1 = every seat wins equally often)", s.balance);
-    if s.loose_decisions > 0 {
-        crate::outln!(
-            "no world       {} decision(s) in {} game(s): a bot found no world that fits what its seat had seen, and decided on loose ones (docs/simulation.md)",
-            s.loose_decisions,
-            s.loose_worlds.count
-        );
+    if let Some(text) = loose_worlds_text(s) {
+        crate::outln!("no world       {text} (docs/simulation.md)");
     }
     for (name, d) in [("turns", &s.turns), ("decisions", &s.decisions)] {
         crate::outln!(
@@ -1247,12 +1255,8 @@ pub fn print_comparison(
     }
     crate::outln!("\nsignificant: p < 0.05 (two-sided, paired over the games of the same seed)");
     for (side, s) in [("A", &sa), ("B", &sb)] {
-        if s.loose_decisions > 0 {
-            crate::outln!(
-                "no world ({side})   {} decision(s) in {} game(s): a bot found no world that fits what its seat had seen, and decided on loose ones (docs/simulation.md)",
-                s.loose_decisions,
-                s.loose_worlds.count
-            );
+        if let Some(text) = loose_worlds_text(s) {
+            crate::outln!("no world ({side})   {text} (docs/simulation.md)");
         }
     }
     if let Some(o) = sprt {
