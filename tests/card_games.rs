@@ -214,10 +214,6 @@ fn pile_natives_refuse_what_cannot_be_done_with_a_message_that_says_why() {
         ),
         ("draw_from(\"cards\", 0, 1, \"stock\");", "nobody sees pile 'stock.P1'"),
         (
-            "move_card(\"c00\", \"cards\", \"hands\", 0);",
-            "no deck or pile 'hands'",
-        ),
-        (
             "deal(\"cards\", 5, 0, \"table\", \"dealt\");",
             "a deal goes into a pile per seat",
         ),
@@ -233,6 +229,25 @@ fn pile_natives_refuse_what_cannot_be_done_with_a_message_that_says_why() {
         assert!(e.contains(message), "{call}: {e}");
         assert!(e.contains("rules.rhai"), "{call}: names the file: {e}");
     }
+}
+
+#[test]
+fn a_pile_the_scripts_name_and_the_variant_lacks_is_refused_when_it_loads() {
+    let rules = RULES.replace(
+        "deal(\"cards\", 2, 2, \"hand\", \"dealt\");",
+        "move_card(\"c00\", \"cards\", \"hands\", 0);",
+    );
+    let dir = scratch_variant(
+        "piles-typo",
+        &[
+            ("variant.toml", VARIANT),
+            ("rules.rhai", &rules),
+            ("cards.toml", &cards_toml()),
+        ],
+    );
+    let e = Variant::load(&dir).unwrap_err().to_string();
+    assert!(e.contains("move_card(.., \"hands\"): no deck or pile 'hands'"), "{e}");
+    assert!(e.contains("rules.rhai:"), "names the file and line: {e}");
 }
 
 #[test]

@@ -3,27 +3,101 @@
 //! A card calling `stat("x")` for a counter its variant does not declare
 //! would otherwise pass `check` and fail only when a game reaches it. The
 //! lint walks the Rhai syntax tree of every rule script and card script and
-//! checks the first string literal of these natives against the variant:
+//! checks each string literal a native takes as a name against what the
+//! variant declares. Which argument of which native names what is one
+//! table, [`argument_names`], which the language server reads too (its
+//! completions, hovers and renames), so the two cannot disagree:
 //!
 //! | call | the literal must name |
 //! | --- | --- |
 //! | `stat(LIT, ..)` | a counter (`[stats]`) |
 //! | `enter_step(LIT)` | a step |
 //! | `add(LIT, ..)`, `add_all(LIT, ..)` | an action |
-//! | `draw(LIT, ..)`, `draw_secret(LIT, ..)`, `deal(LIT, ..)`, `card(LIT, ..)`, `reveal(LIT, ..)`, `deck_left(LIT)`, `card_ids(LIT)`, `shuffle_into(LIT, ..)` | a deck |
+//! | `draw(LIT, ..)`, `draw_secret(LIT, ..)`, `card(LIT, ..)`, `reveal(LIT, ..)`, `deck_left(LIT)`, `card_ids(LIT)`, `shuffle_into(LIT, ..)`, `has_deck(LIT)`, `card_hook(LIT, ..)` | a deck |
+//! | `deal(LIT, ..)`, `pile(LIT, ..)`, `pile_size(LIT, ..)`, `move_all(LIT, LIT, ..)`, `move_card(.., LIT, LIT, ..)`, `draw_from(LIT, .., .., LIT)`, `deal(.., .., .., LIT, ..)` | a deck or a pile (the last one a pile) |
 //! | `param(LIT)` | a parameter |
 //! | `words(LIT)` | a `[notation]` enumeration |
-//! | `roll(.., .., LIT)`, `draw(.., [count,] LIT)`, `draw_secret(.., .., [count,] LIT)`, `deal(.., .., .., LIT)` | a rule-script function (the continuation) |
+//! | `roll(.., .., LIT)`, `draw(.., [count,] LIT)`, `draw_secret(.., .., [count,] LIT)`, `roll_secret(.., .., .., LIT)`, `deal(.., .., .., [pile,] LIT)` | a rule-script function (the continuation) |
 //!
-//! Names computed at run time are not checked. A deck name that also
-//! appears in a `has_deck(LIT)` call anywhere in the scripts is exempt: a
-//! shared script may name a deck that only some variants declare, behind
+//! Card ids (`card(deck, LIT)`) and card hooks (`card_hook(.., .., LIT, ..)`)
+//! are named in the table for the editor, not checked here. Names computed
+//! at run time are not checked. A deck name that also appears in a
+//! `has_deck(LIT)` call anywhere in the scripts is exempt: a shared script
+//! may name a deck that only some variants declare, behind
 //! `if has_deck("extras") { .. }`.
 
 use crate::error::Diagnostic;
 use crate::variant::Variant;
 use rhai::{ASTNode, Expr, FnCallExpr, Position, Stmt, AST};
 use std::collections::HashSet;
+
+/// What a string argument of a native names, when it names something the
+/// variant declares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NameKind {
+    Action,
+    Step,
+    Param,
+    Stat,
+    Enum,
+    Deck,
+    Card,
+    Pile,
+    Hook,
+    /// A rule-script function: a chance native's continuation.
+    Function,
+}
+
+/// The argument counts at which a chance native's last argument is its
+/// continuation (`draw(deck, then)`, `draw(deck, count, then)`).
+fn continuation_arities(native: &str) -> &'static [usize] {
+    match native {
+        "roll" => &[3],
+        "roll_secret" => &[4],
+        "draw" => &[2, 3],
+        "draw_secret" => &[3, 4],
+        "deal" => &[4, 5],
+        _ => &[],
+    }
+}
+
+/// What the string argument `arg` (0-based) of a call of `native` names,
+/// first the likeliest; empty when it names nothing declared. `argc` is the
+/// call's number of arguments when it is known; without it (a call an
+/// editor's user is still typing) any string after the first of a chance
+/// native may be its continuation.
+pub fn argument_names(native: &str, arg: usize, argc: Option<usize>) -> &'static [NameKind] {
+    use NameKind::*;
+    let arities = continuation_arities(native);
+    if !arities.is_empty() && arg >= 1 {
+        match argc {
+            Some(n) if arg + 1 == n && arities.contains(&n) => return &[Function],
+            None if (native, arg) == ("deal", 3) => return &[Pile, Function],
+            None => return &[Function],
+            Some(_) => {}
+        }
+    }
+    match (native, arg) {
+        ("add" | "add_all", 0) => &[Action],
+        ("enter_step", 0) => &[Step],
+        ("param", 0) => &[Param],
+        ("stat", 0) => &[Stat],
+        ("words", 0) => &[Enum],
+        ("card", 1) => &[Card],
+        ("card_hook", 2) => &[Hook],
+        (
+            "card" | "card_ids" | "deck_left" | "has_deck" | "shuffle_into" | "reveal" | "draw" | "draw_secret"
+            | "card_hook",
+            0,
+        ) => &[Deck],
+        ("deal", 0) => &[Deck, Pile],
+        ("deal", 3) => &[Pile],
+        ("pile" | "pile_size" | "move_all", 0) | ("move_all" | "move_card", 1) | ("move_card", 2) => &[Pile, Deck],
+        ("draw_from", 0) => &[Pile, Deck],
+        ("draw_from", 3) => &[Pile],
+        _ => &[],
+    }
+}
 
 /// One call found: the native's name, its literal arguments (by index), and
 /// where each is.
@@ -57,6 +131,22 @@ fn calls(ast: &AST) -> Vec<Call> {
         true
     });
     out
+}
+
+/// Whether the variant declares `name` as a `kind` (card ids and hooks
+/// are not checked: true).
+fn declares(v: &Variant, rule_fns: &HashSet<String>, kind: NameKind, name: &str) -> bool {
+    match kind {
+        NameKind::Action => v.action_index(name).is_some(),
+        NameKind::Step => v.step_index(name).is_some(),
+        NameKind::Param => v.param(name).is_some(),
+        NameKind::Stat => v.stats.iter().any(|(n, _)| n == name),
+        NameKind::Enum => v.enums.contains_key(name),
+        NameKind::Deck => v.deck_index(name).is_some(),
+        NameKind::Pile => v.pile_index(name).is_some(),
+        NameKind::Function => rule_fns.contains(name),
+        NameKind::Card | NameKind::Hook => true,
+    }
 }
 
 /// Every literal name in the variant's rule and card scripts that names
@@ -101,91 +191,72 @@ pub fn lint(v: &Variant) -> Vec<Diagnostic> {
             ));
         };
         for c in cs {
-            let lit = |i: usize| c.args.get(i).and_then(|a| a.as_ref());
-            let first = lit(0);
-            match (c.name.as_str(), first) {
-                ("stat", Some((s, pos))) if !v.stats.iter().any(|(n, _)| n == s) => report(
-                    pos,
-                    format!(
-                        "stat(\"{s}\"): no counter '{s}' is declared in [stats] (declared: {})",
+            for (i, arg) in c.args.iter().enumerate() {
+                let Some((s, pos)) = arg else { continue };
+                let kinds = argument_names(&c.name, i, Some(c.args.len()));
+                if c.name == "has_deck" || kinds.iter().any(|&k| declares(v, &rule_fns, k, s)) {
+                    continue;
+                }
+                let place_kind = kinds.contains(&NameKind::Deck) || kinds.contains(&NameKind::Pile);
+                if place_kind && guarded.contains(s.as_str()) {
+                    continue;
+                }
+                let call = match i {
+                    0 => format!("{}(\"{s}\")", c.name),
+                    _ => format!("{}(.., \"{s}\")", c.name),
+                };
+                let or_none = |names: Vec<&str>| match names.is_empty() {
+                    true => "none".to_string(),
+                    false => known(names),
+                };
+                let decks = || {
+                    or_none(
+                        v.decks
+                            .iter()
+                            .filter(|x| x.pile.is_none())
+                            .map(|x| x.name.as_str())
+                            .collect(),
+                    )
+                };
+                let piles = || or_none(v.piles.iter().map(|x| x.name.as_str()).collect());
+                let message = match kinds {
+                    [NameKind::Stat] => format!(
+                        "{call}: no counter '{s}' is declared in [stats] (declared: {})",
                         known(v.stats.iter().map(|(n, _)| n.as_str()).collect())
                     ),
-                ),
-                ("enter_step", Some((s, pos))) if v.step_index(s).is_none() => report(
-                    pos,
-                    format!(
-                        "enter_step(\"{s}\"): no step '{s}' (declared steps: {})",
+                    [NameKind::Step] => format!(
+                        "{call}: no step '{s}' (declared steps: {})",
                         known(v.steps.iter().map(|x| x.name.as_str()).collect())
                     ),
-                ),
-                ("add" | "add_all", Some((s, pos))) if v.action_index(s).is_none() => report(
-                    pos,
-                    format!(
-                        "{}(\"{s}\"): no action '{s}' (declared actions: {})",
-                        c.name,
+                    [NameKind::Action] => format!(
+                        "{call}: no action '{s}' (declared actions: {})",
                         known(v.actions.iter().map(|x| x.template.name.as_str()).collect())
                     ),
-                ),
-                ("deal", Some((s, pos)))
-                    if v.deck_index(s).is_none() && v.pile_index(s).is_none() && !guarded.contains(s.as_str()) =>
-                {
-                    report(
-                        pos,
-                        format!(
-                            "deal(\"{s}\"): no deck or pile '{s}' (declared decks: {}; piles: {})",
-                            known(v.decks.iter().filter(|x| x.pile.is_none()).map(|x| x.name.as_str()).collect()),
-                            known(v.piles.iter().map(|x| x.name.as_str()).collect())
-                        ),
-                    )
-                }
-                (
-                    "draw" | "draw_secret" | "card" | "reveal" | "deck_left" | "card_ids" | "shuffle_into",
-                    Some((s, pos)),
-                )
-                    if v.deck_index(s).is_none() && !guarded.contains(s.as_str()) =>
-                {
-                    report(
-                        pos,
-                        format!(
-                            "{}(\"{s}\"): no deck '{s}' (declared decks: {}; a deck only some variants declare must be guarded by has_deck(\"{s}\"))",
-                            c.name,
-                            known(v.decks.iter().filter(|x| x.pile.is_none()).map(|x| x.name.as_str()).collect())
-                        ),
-                    )
-                }
-                ("words", Some((s, pos))) if !v.enums.contains_key(s) => report(
-                    pos,
-                    format!(
-                        "words(\"{s}\"): no enumeration '{s}' (declared in [notation]: {})",
+                    [NameKind::Deck] => format!(
+                        "{call}: no deck '{s}' (declared decks: {}; a deck only some variants declare must be guarded by has_deck(\"{s}\"))",
+                        decks()
+                    ),
+                    [NameKind::Pile] => format!("{call}: no pile '{s}' (declared piles: {})", piles()),
+                    [_, _] if place_kind => format!(
+                        "{call}: no deck or pile '{s}' (declared decks: {}; piles: {})",
+                        decks(),
+                        piles()
+                    ),
+                    [NameKind::Enum] => format!(
+                        "{call}: no enumeration '{s}' (declared in [notation]: {})",
                         known(v.enums.keys().map(String::as_str).collect())
                     ),
-                ),
-                ("param", Some((s, pos))) if v.param(s).is_none() => report(
-                    pos,
-                    format!(
-                        "param(\"{s}\"): no parameter '{s}' (declared: {})",
+                    [NameKind::Param] => format!(
+                        "{call}: no parameter '{s}' (declared: {})",
                         known(v.params.iter().map(|x| x.name.as_str()).collect())
                     ),
-                ),
-                _ => {}
-            }
-            let then = match (c.name.as_str(), c.args.len()) {
-                ("roll", 3) | ("draw_secret", 3) | ("draw", 3) => lit(2),
-                ("draw_secret", 4) | ("roll_secret", 4) | ("deal", 4) => lit(3),
-                ("deal", 5) => lit(4),
-                ("draw", 2) => lit(1),
-                _ => None,
-            };
-            if let Some((s, pos)) = then {
-                if !rule_fns.contains(s) {
-                    report(
-                        pos,
-                        format!(
-                            "{}(.., \"{s}\"): no script function '{s}' to receive the outcomes (it takes one argument, the array of outcomes)",
-                            c.name
-                        ),
-                    );
-                }
+                    [NameKind::Function] => format!(
+                        "{call}: no script function '{s}' to receive the outcomes (it takes one argument, the array of outcomes)"
+                    ),
+                    // Card ids and hooks are left to the rules at run time.
+                    _ => continue,
+                };
+                report(pos, message);
             }
         }
     }
@@ -250,4 +321,33 @@ pub fn dice(v: &Variant) -> Dice {
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{argument_names, NameKind::*};
+
+    #[test]
+    fn a_chance_natives_continuation_is_its_last_argument_once_the_call_is_complete() {
+        assert_eq!(argument_names("draw", 1, Some(2)), [Function]);
+        assert_eq!(argument_names("draw", 2, Some(3)), [Function]);
+        assert!(argument_names("draw", 1, Some(3)).is_empty(), "the count");
+        assert_eq!(argument_names("deal", 3, Some(4)), [Function]);
+        assert_eq!(argument_names("deal", 3, Some(5)), [Pile]);
+        assert_eq!(argument_names("deal", 4, Some(5)), [Function]);
+        // While it is typed, anything after the first may be the continuation.
+        assert_eq!(argument_names("deal", 3, None), [Pile, Function]);
+        assert_eq!(argument_names("roll", 1, None), [Function]);
+    }
+
+    #[test]
+    fn places_are_decks_or_piles_and_a_deal_lands_in_a_pile() {
+        assert_eq!(argument_names("move_card", 2, Some(4)), [Pile, Deck]);
+        assert_eq!(argument_names("draw_from", 3, Some(4)), [Pile]);
+        assert_eq!(argument_names("deal", 0, Some(4)), [Deck, Pile]);
+        assert!(
+            argument_names("move_card", 0, Some(4)).is_empty(),
+            "a card id is not a place"
+        );
+    }
 }

@@ -56,48 +56,17 @@ pub fn natives() -> Vec<Native> {
     out
 }
 
-/// What the string arguments of a native name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NameKind {
-    Action,
-    Step,
-    Param,
-    Stat,
-    Enum,
-    Deck,
-    Card,
-    Pile,
-    Hook,
-    /// A rule-script function: a chance continuation.
-    Function,
-}
+/// What a native's string argument names: the loader's lint table, so the
+/// editor offers and checks the same names the loader does.
+pub use rulesmith_core::lint::NameKind;
 
 /// What the string argument `arg` (0-based) of a call of `native` names,
-/// if it names something the variant declares. The continuation of a
-/// chance native is its last argument, which a reader is still typing:
-/// any string after the first is taken for one (or for a pile, in `deal`).
+/// if it names something the variant declares. The call is still being
+/// typed, so its number of arguments is unknown: any string after the
+/// first of a chance native is taken for its continuation (or for a pile,
+/// in `deal`).
 pub fn argument_names(native: &str, arg: usize) -> &'static [NameKind] {
-    use NameKind::*;
-    match (native, arg) {
-        ("add" | "add_all", 0) => &[Action],
-        ("enter_step", 0) => &[Step],
-        ("param", 0) => &[Param],
-        ("stat", 0) => &[Stat],
-        ("words", 0) => &[Enum],
-        ("card", 1) => &[Card],
-        (
-            "card" | "card_ids" | "deck_left" | "has_deck" | "shuffle_into" | "reveal" | "draw" | "draw_secret"
-            | "deal" | "card_hook",
-            0,
-        ) => &[Deck],
-        ("card_hook", 2) => &[Hook],
-        ("pile" | "pile_size" | "move_all", 0) | ("move_all" | "move_card", 1) | ("move_card", 2) => &[Pile],
-        ("draw_from", 0) => &[Pile, Deck],
-        ("draw_from", 3) => &[Pile],
-        ("deal", 3) => &[Pile, Function],
-        ("roll" | "roll_secret" | "draw" | "draw_secret" | "deal", 1..) => &[Function],
-        _ => &[],
-    }
+    rulesmith_core::lint::argument_names(native, arg, None)
 }
 
 #[cfg(test)]
