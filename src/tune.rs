@@ -141,10 +141,11 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let mut meeting = match (args.shard, &args.shard_dir) {
         (Some(shard), Some(dir)) => {
             // Everything that decides the run's games and choices.
-            let identity = format!(
+            let flags = format!(
                 "{} {:?} {:?} {} {:?} {players} {} {:?} {:?} {:?}",
                 base.name, args.tuned, args.targets, args.budget, bots, args.seed, args.method, fixed, max
             );
+            let identity = shard::identity(&base, &flags);
             Some(shard::Meeting::new(shard, dir, args.shard_timeout, &identity)?)
         }
         _ => None,
@@ -220,6 +221,17 @@ pub fn run(args: Args) -> Result<(), Failure> {
         other => Failure::usage(other.to_string()),
     })?;
     let seconds = start.elapsed().as_secs_f64();
+    // The last shard to finish removes the run's files; a run that failed
+    // above keeps them, so that its restart replays nothing.
+    if let Some(m) = &meeting {
+        match m.finish() {
+            Ok(0) => progress("shard done; the last shard to finish removes the run's files".into()),
+            Ok(n) => progress(format!(
+                "every shard done; removed the run's {n} files from --shard-dir"
+            )),
+            Err(e) => progress(format!("the answer stands, but {e}")),
+        }
+    }
     let report = Report {
         args: &args,
         space: &space,

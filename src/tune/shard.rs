@@ -12,8 +12,15 @@
 //! that finds its own file from an earlier attempt of the same run reads
 //! it instead of playing again: restarting the shards after one died
 //! replays nothing already written.
+//!
+//! When its search is over, a shard leaves a mark in the folder; the
+//! shard that finds every shard's mark there (the last to finish, by
+//! then every file has been read by all) removes the run's files. A run
+//! that stopped early (a shard died, a shard timed out) keeps them, for
+//! the restart.
 
 use crate::simulate::Shard;
+use rulesmith_core::Variant;
 use rulesmith_lab::sim::GameResult;
 use rulesmith_lab::tune::TuneError;
 use std::ops::Range;
@@ -168,6 +175,48 @@ impl Meeting {
             .map_err(|e| TuneError::Play(format!("{}: cannot write this shard's games: {e}", path.display())))
     }
 
+    /// This run's files in the folder (the calls' games, the marks of the
+    /// shards done, a temporary file a dead shard left).
+    fn run_files(&self) -> Vec<PathBuf> {
+        let prefix = format!("tune-{}-", self.key);
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        entries
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+            .map(|e| e.path())
+            .collect()
+    }
+
+    fn done_mark(&self, index: u64) -> PathBuf {
+        self.dir
+            .join(format!("tune-{}-done-shard{index}of{}", self.key, self.shard.count))
+    }
+
+    /// After this shard's search ended with its answer: marks it done
+    /// and, when every shard is, removes the run's files (every shard has
+    /// read every file by then). Returns how many files it removed (0
+    /// while another shard is still at work), or what went wrong: the
+    /// answer stands either way, so the caller only reports it.
+    pub fn finish(&self) -> Result<usize, String> {
+        let mark = self.done_mark(self.shard.index);
+        std::fs::write(&mark, b"").map_err(|e| format!("{}: cannot mark this shard done: {e}", mark.display()))?;
+        if !(1..=self.shard.count).all(|i| self.done_mark(i).is_file()) {
+            return Ok(0);
+        }
+        let mut removed = 0;
+        for path in self.run_files() {
+            match std::fs::remove_file(&path) {
+                Ok(()) => removed += 1,
+                // Another shard finishing at the same time removed it.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(format!("{}: cannot remove this run's file: {e}", path.display())),
+            }
+        }
+        Ok(removed)
+    }
+
     /// Every shard's results of `call` (this one's are `own`), each
     /// candidate's in game order; waits for the others' files.
     pub fn gather(
@@ -207,6 +256,24 @@ impl Meeting {
         }
         Ok(out)
     }
+}
+
+/// What names a run in the folder: `flags` (every flag that decides its
+/// games and choices), the text of every file of the variant (a script
+/// edited between two runs with the same flags makes another run, whose
+/// shards must not read the first one's games as their own), and this
+/// program's version (whose bots may play differently).
+pub fn identity(variant: &Variant, flags: &str) -> String {
+    let mut texts = Vec::new();
+    for f in &variant.files {
+        texts.extend_from_slice(f.text.as_bytes());
+        texts.push(0);
+    }
+    format!(
+        "{flags} files {:016x} rulesmith {}",
+        fnv1a(&texts),
+        env!("CARGO_PKG_VERSION")
+    )
 }
 
 /// Shard `shard`'s block of `games`.

@@ -11,9 +11,12 @@
 //! from the goal), then probes the middle of the bracket in the same way
 //! and keeps the half where the sides differ, until two or three
 //! neighbours are left (a probe too near the goal to tell its side ends
-//! the halving: its neighbours' sides are tested instead); those are raced (see `search::race`), reusing
-//! the games their probes played: every probe plays games `0..n`, the
-//! same seeds as everyone else's.
+//! the halving: its neighbours' sides are tested instead). Those are
+//! settled by the midpoints of neighbouring values (is the mean of their
+//! figures above or below the goal?), reusing the games their probes
+//! played: every probe plays games `0..n`, the same seeds as everyone
+//! else's. The value both midpoints share plays deepest; its neighbours
+//! play only as deep as the paired difference needs (`Probes::share`).
 //!
 //! Monotonicity is checked, not assumed: after every probe, each pair of
 //! values measured is compared on the games they share (a paired
@@ -33,6 +36,9 @@ use super::TuneError;
 /// jackknife block holds a game or two, and a lucky start between two
 /// close values would pick the answer.
 pub const MIDPOINT_FLOOR: u64 = 4 * FIRST_ROUND;
+/// The fewest games a neighbour of the deepest value in the final
+/// bracket plays, as a share of that value's (see `Probes::share`).
+pub const MIN_SHARE: f64 = 0.25;
 
 /// Fewer values than this are raced: a race gives them all a first round
 /// for about what a bisection spends finding its bracket.
@@ -184,19 +190,94 @@ impl Probes<'_, '_> {
         }
     }
 
-    /// Where `k`'s and `k + 1`'s figures' mean is, on their first `n`
-    /// games: its distance from the goal and that distance's standard
-    /// error (paired: the same games for both).
-    fn midpoint(&self, k: usize, n: u64) -> Result<(f64, f64), TuneError> {
-        let a = self.arms[k].measure(self.s, self.targets, n)?;
-        let b = self.arms[k + 1].measure(self.s, self.targets, n)?;
-        let left_out: Vec<f64> = a
+    /// Where the mean of `k`'s and `k + 1`'s figures is: its distance
+    /// from the goal, that distance's standard error, and the games of
+    /// the value with fewer (on which the two are paired).
+    ///
+    /// The value with more games (the *deep* one) gives its figure on all
+    /// of them; the other's is the deep one's plus their difference on the
+    /// games they share, so the mean is `F_deep(all) + (F_other(shared) -
+    /// F_deep(shared)) / 2`. On shared seeds that difference is precise
+    /// on few games (most games end alike for neighbouring values), so
+    /// the other value need not play as deep as the one it is compared
+    /// with. Each block left out of all three pieces at once gives the
+    /// jackknife's values, so the standard error counts their covariance.
+    /// With equal games it is the plain mean of the two figures.
+    fn midpoint(&self, k: usize) -> Result<(f64, f64, u64), TuneError> {
+        let (p, q) = (k, k + 1);
+        let (deep, other) = if self.arms[q].games() > self.arms[p].games() {
+            (q, p)
+        } else {
+            (p, q)
+        };
+        let shared = self.arms[other].games();
+        let all = self.arms[deep].measure(self.s, self.targets, self.arms[deep].games())?;
+        let paired = self.arms[deep].measure(self.s, self.targets, shared)?;
+        let o = self.arms[other].measure(self.s, self.targets, shared)?;
+        let whole = all.whole[0] + (o.whole[0] - paired.whole[0]) / 2.0;
+        let blocks = all.left_out.len();
+        let se = if o.left_out.len() == blocks && paired.left_out.len() == blocks {
+            let left_out: Vec<f64> = (0..blocks)
+                .map(|b| all.left_out[b][0] + (o.left_out[b][0] - paired.left_out[b][0]) / 2.0)
+                .collect();
+            jackknife_se(&left_out)
+        } else {
+            f64::INFINITY
+        };
+        Ok((whole - self.goal, se, shared))
+    }
+
+    /// How deep neighbour `i` plays, as a share of the games of `hub` (the
+    /// value the bracket's midpoints share). The mean of their figures
+    /// has the variance `v_hub / n_hub + v_diff / n_i` (see
+    /// [`Self::midpoint`]), least for a given number of games when `n_i /
+    /// n_hub` is `sqrt(v_diff / v_hub)`; both per-game variances come from
+    /// the jackknife on the games played. Neighbours whose games differ a
+    /// lot (the share nears 1) play as deep as the hub, as a plain paired
+    /// mean needs; never less than [`MIN_SHARE`], so that a difference
+    /// seen on too few games (none of them ending differently, by luck)
+    /// keeps being checked as the hub goes deeper.
+    fn share(&self, hub: usize, i: usize) -> Result<f64, TuneError> {
+        let deep = self.arms[hub].games();
+        let shared = self.arms[i].games().min(deep);
+        if shared < MIDPOINT_FLOOR {
+            return Ok(1.0);
+        }
+        let all = self.arms[hub].measure(self.s, self.targets, deep)?;
+        let paired = self.arms[hub].measure(self.s, self.targets, shared)?;
+        let o = self.arms[i].measure(self.s, self.targets, shared)?;
+        let hub_se = jackknife_se(&all.left_out.iter().map(|v| v[0]).collect::<Vec<_>>());
+        let diff: Vec<f64> = o
             .left_out
             .iter()
-            .zip(&b.left_out)
-            .map(|(x, y)| (x[0] + y[0]) / 2.0)
+            .zip(&paired.left_out)
+            .map(|(x, y)| (x[0] - y[0]) / 2.0)
             .collect();
-        Ok(((a.whole[0] + b.whole[0]) / 2.0 - self.goal, jackknife_se(&left_out)))
+        let diff_se = jackknife_se(&diff);
+        let ratio = (diff_se.powi(2) * shared as f64 / (hub_se.powi(2) * deep as f64)).sqrt();
+        Ok(if ratio.is_finite() {
+            ratio.clamp(MIN_SHARE, 1.0)
+        } else {
+            1.0
+        })
+    }
+
+    /// The value of `a..=b` that plays deepest: the middle one, whose
+    /// figure both of its midpoints use; of two, the one whose figure is
+    /// nearer the goal (the likely answer), or the one with more games
+    /// while either has fewer than a first round.
+    fn hub(&self, a: usize, b: usize) -> Result<usize, TuneError> {
+        if b - a >= 2 {
+            return Ok((a + b) / 2);
+        }
+        let (ga, gb) = (self.arms[a].games(), self.arms[b].games());
+        if ga < FIRST_ROUND || gb < FIRST_ROUND {
+            return Ok(if gb > ga { b } else { a });
+        }
+        let off = |i: usize, n: u64| -> Result<f64, TuneError> {
+            Ok((self.arms[i].measure(self.s, self.targets, n)?.whole[0] - self.goal).abs())
+        };
+        Ok(if off(b, gb)? < off(a, ga)? { b } else { a })
     }
 
     /// Picks the answer among `lo..=hi`, the values between the last two
@@ -204,20 +285,38 @@ impl Probes<'_, '_> {
     /// With a monotone figure, `k + 1` is nearer the goal than `k` exactly
     /// when the mean of their figures is on the low end's side of the
     /// goal, so the answer is the first `k` whose midpoint with `k + 1` is
-    /// on the other side. Every midpoint of the bracket is tested at once,
-    /// on games `0..n` of both its values (most already played by the
-    /// probes), `n` growing by half each round, until each is
-    /// [`ELIMINATE_Z`] standard errors from the goal; each decided one
-    /// shrinks the bracket. When the budget runs out, the estimates
-    /// decide. Only the answer is left marked alive.
+    /// on the other side. Every midpoint of the bracket is tested at once
+    /// (see [`Self::midpoint`]; most games already played by the probes):
+    /// each round the hub (see [`Self::hub`]) plays to `n` games, `n`
+    /// growing by half each round, and its neighbours to their share of
+    /// that ([`Self::share`]; values further off to `n`), until each
+    /// midpoint is [`ELIMINATE_Z`] standard errors from the goal; each
+    /// decided one shrinks the bracket, and a value outside it plays no
+    /// more. When the budget runs out, the estimates decide. Only the
+    /// answer is left marked alive.
     fn settle(mut self, lo: usize, hi: usize, low: f64) -> Result<Bisected, TuneError> {
         let (mut a, mut b) = (lo, hi);
         let mut n = FIRST_ROUND;
         let mut decided = true;
         while a < b {
-            // The furthest the budget takes every value of the bracket
-            // together, so that none plays games the others cannot pair.
-            let cost = |to: u64| -> u64 { (a..=b).map(|i| to.saturating_sub(self.arms[i].games())).sum() };
+            let hub = self.hub(a, b)?;
+            // The hub's neighbours in the bracket play their share of its
+            // games; values further off, as many as it.
+            let mut share = vec![1.0; b + 1];
+            for i in [hub.wrapping_sub(1), hub + 1] {
+                if (a..=b).contains(&i) {
+                    share[i] = self.share(hub, i)?;
+                }
+            }
+            // Games value `i` plays when the hub plays `to`: a neighbour
+            // its share (but as many as the hub up to a midpoint's floor).
+            let depth = |i: usize, to: u64| -> u64 {
+                let part = (share[i] * to as f64).ceil() as u64;
+                to.min(MIDPOINT_FLOOR).max(part).min(to)
+            };
+            // The furthest the budget takes the bracket together, so that
+            // no value plays games the others cannot pair.
+            let cost = |to: u64| -> u64 { (a..=b).map(|i| depth(i, to).saturating_sub(self.arms[i].games())).sum() };
             let left = self.s.budget - self.spent;
             let (mut reach, mut top) = (0, n);
             while reach < top {
@@ -228,15 +327,15 @@ impl Probes<'_, '_> {
                     top = mid - 1;
                 }
             }
-            for i in a..=b {
-                self.grow(i, reach)?;
+            let wanted: Vec<(usize, u64)> = (a..=b).map(|i| (i, depth(i, reach))).collect();
+            for (i, to) in wanted {
+                self.grow(i, to)?;
             }
             let short = reach < n;
             if short {
-                // The budget is spent: the estimates on the games shared.
-                let shared = (a..=b).map(|i| self.arms[i].games()).min().expect("a value");
+                // The budget is spent: the estimates on the games played.
                 let mut answer = b;
-                if shared == 0 {
+                if (a..=b).any(|i| self.arms[i].games() == 0) {
                     // A value never played (the probes spent the budget):
                     // the nearest of those measured.
                     let mut nearest = (f64::INFINITY, a);
@@ -249,7 +348,7 @@ impl Probes<'_, '_> {
                     answer = nearest.1;
                 } else {
                     for k in a..b {
-                        if self.midpoint(k, shared)?.0 * low <= 0.0 {
+                        if self.midpoint(k)?.0 * low <= 0.0 {
                             answer = k;
                             break;
                         }
@@ -260,8 +359,8 @@ impl Probes<'_, '_> {
             }
             let (mut next_a, mut next_b) = (a, b);
             for k in a..b {
-                let (off, se) = self.midpoint(k, n)?;
-                if n < MIDPOINT_FLOOR {
+                let (off, se, shared) = self.midpoint(k)?;
+                if shared < MIDPOINT_FLOOR {
                     continue;
                 }
                 if off * low > ELIMINATE_Z * se {

@@ -781,6 +781,16 @@ mod tests {
         // Values far from the crossing were probed, never raced.
         assert!(bisect.ranking.iter().any(|r| r.sets == ["x=49"] && !r.alive));
         assert!(bisect.measured < 15, "{}", bisect.measured);
+        // The answer plays deepest; its neighbours, paired with it on the
+        // same games, only as deep as their difference from it needs.
+        let games = |v: &str| bisect.ranking.iter().find(|r| r.sets == [v]).map_or(0, |r| r.games);
+        let answer = games("x=6");
+        assert!(
+            games("x=5") < answer && games("x=7") < answer,
+            "x=5: {}, x=6: {answer}, x=7: {}",
+            games("x=5"),
+            games("x=7")
+        );
         let note = bisect.note.as_deref().unwrap();
         assert!(note.contains("x=49 below the goal"), "{note}");
         assert_eq!(
