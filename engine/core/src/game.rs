@@ -571,21 +571,27 @@ impl Game {
         match p.source {
             ChanceSource::Dice { sides, .. } => (1..=sides).map(|f| (Outcome::Face(f), 1.0 / sides as f64)).collect(),
             ChanceSource::Deck { deck, .. } => {
-                // Each card once, weighted by its copies left, in card order.
+                // Each card once, weighted by its copies left, in card order:
+                // the copies counted per card index in one pass (a deck's
+                // indices are few; no sorted copy of the pile, which a
+                // Python loop paid at every chance node).
                 let left = &state.core.decks[deck];
-                let mut cards = left.clone();
-                cards.sort_unstable();
-                cards.dedup();
-                cards
-                    .into_iter()
-                    .map(|c| {
-                        let copies = left.iter().filter(|&&x| x == c).count();
+                let top = left.iter().max().map_or(0, |&c| c as usize + 1);
+                let mut copies = smallvec::SmallVec::<[u32; 64]>::from_elem(0, top);
+                for &c in left {
+                    copies[c as usize] += 1;
+                }
+                copies
+                    .iter()
+                    .enumerate()
+                    .filter(|&(_, &n)| n > 0)
+                    .map(|(c, &n)| {
                         (
                             Outcome::Card {
                                 deck: deck as u16,
-                                card: c,
+                                card: c as u16,
                             },
-                            copies as f64 / left.len() as f64,
+                            n as f64 / left.len() as f64,
                         )
                     })
                     .collect()

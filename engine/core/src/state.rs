@@ -330,6 +330,11 @@ pub enum Step {
 
 /// The steps that led to a state: a persistent list, so that cloning a
 /// state (as search does constantly) costs nothing for the history.
+///
+/// The list is made of chunks of up to [`CHUNK`] steps. A step goes into
+/// the newest chunk when this history alone holds it (a chunk another
+/// history shares is never changed), else into a new chunk: a game played
+/// on one state allocates once per [`CHUNK`] steps, not once per step.
 #[derive(Clone, Debug, Default)]
 pub struct History {
     head: Option<std::rc::Rc<HistoryNode>>,
@@ -338,9 +343,13 @@ pub struct History {
     forgotten: bool,
 }
 
+/// Steps per chunk of a [`History`].
+const CHUNK: usize = 8;
+
 #[derive(Debug)]
 struct HistoryNode {
-    step: Step,
+    /// Oldest first.
+    steps: smallvec::SmallVec<[Step; CHUNK]>,
     prev: Option<std::rc::Rc<HistoryNode>>,
 }
 
@@ -355,9 +364,20 @@ impl History {
         }
     }
 
+    // Out of line: playouts forget their history, and `push` inlines into
+    // every step of theirs.
+    #[inline(never)]
     fn keep(&mut self, step: Step) {
+        if let Some(node) = self.head.as_mut().and_then(std::rc::Rc::get_mut) {
+            if node.steps.len() < CHUNK {
+                node.steps.push(step);
+                return;
+            }
+        }
         let prev = self.head.take();
-        self.head = Some(std::rc::Rc::new(HistoryNode { step, prev }));
+        let mut steps = smallvec::SmallVec::new();
+        steps.push(step);
+        self.head = Some(std::rc::Rc::new(HistoryNode { steps, prev }));
     }
 
     /// False for the history of a state that forgot it
@@ -377,7 +397,7 @@ impl History {
 
     /// The steps taken since `earlier`, oldest first, when this history
     /// continues that very one (a state played on from a clone of it:
-    /// they share its newest step); none otherwise, or when either was
+    /// they share its newest chunk); none otherwise, or when either was
     /// forgotten. Equal steps in another game do not count as the same:
     /// only the shared list does, so a search does not mistake another
     /// game for the one it searched.
@@ -385,11 +405,19 @@ impl History {
         if self.forgotten || earlier.forgotten || self.len < earlier.len {
             return None;
         }
-        let mut out = Vec::with_capacity(self.len - earlier.len);
+        let mut need = self.len - earlier.len;
+        let mut out = Vec::with_capacity(need);
         let mut node = self.head.as_ref();
-        for _ in earlier.len..self.len {
+        while need > 0 {
             let n = node?;
-            out.push(n.step);
+            // A shared chunk is never added to, so a continuation holds
+            // `earlier`'s newest chunk whole: ending inside a chunk means
+            // another list.
+            if n.steps.len() > need {
+                return None;
+            }
+            out.extend(n.steps.iter().rev());
+            need -= n.steps.len();
             node = n.prev.as_ref();
         }
         // Every game continues an empty history (its first decision came
@@ -408,7 +436,7 @@ impl History {
         let mut out = Vec::with_capacity(self.len);
         let mut node = self.head.as_deref();
         while let Some(n) = node {
-            out.push(n.step);
+            out.extend(n.steps.iter().rev());
             node = n.prev.as_deref();
         }
         out.reverse();
@@ -429,27 +457,53 @@ impl Drop for History {
     }
 }
 
+/// A place in a [`History`], walking from the newest step to the oldest:
+/// a chunk and how many of its steps are still ahead.
+#[derive(Clone, Copy)]
+struct Cursor<'a> {
+    node: Option<&'a std::rc::Rc<HistoryNode>>,
+    left: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn at_newest(h: &'a History) -> Cursor<'a> {
+        let node = h.head.as_ref();
+        Cursor {
+            node,
+            left: node.map_or(0, |n| n.steps.len()),
+        }
+    }
+
+    /// The next older step, moving past it.
+    fn next(&mut self) -> Option<Step> {
+        while self.left == 0 {
+            let n = self.node?.prev.as_ref();
+            self.node = n;
+            self.left = n?.steps.len();
+        }
+        self.left -= 1;
+        Some(self.node?.steps[self.left])
+    }
+}
+
 impl PartialEq for History {
     /// Step by step from the newest, without copying either list; two
-    /// histories that reach a shared node (a clone and its original) are
-    /// equal from there on.
+    /// histories that reach a shared chunk (a clone and its original) at
+    /// the same place are equal from there on.
     fn eq(&self, other: &Self) -> bool {
         if self.len != other.len || self.forgotten != other.forgotten {
             return false;
         }
-        let (mut a, mut b) = (self.head.as_ref(), other.head.as_ref());
+        let (mut a, mut b) = (Cursor::at_newest(self), Cursor::at_newest(other));
         loop {
-            match (a, b) {
-                (None, None) => return true,
-                (Some(x), Some(y)) => {
-                    if std::rc::Rc::ptr_eq(x, y) {
-                        return true;
-                    }
-                    if x.step != y.step {
-                        return false;
-                    }
-                    (a, b) = (x.prev.as_ref(), y.prev.as_ref());
+            if let (Some(x), Some(y)) = (a.node, b.node) {
+                if std::rc::Rc::ptr_eq(x, y) && a.left == b.left {
+                    return true;
                 }
+            }
+            match (a.next(), b.next()) {
+                (None, None) => return true,
+                (Some(x), Some(y)) if x == y => {}
                 _ => return false,
             }
         }
@@ -680,6 +734,39 @@ mod tests {
         }
         assert_ne!(a, f);
         assert_eq!(f, f.clone());
+    }
+
+    /// Chunks: a clone taken mid-chunk keeps its steps while the original
+    /// and the clone both go on, across chunk boundaries.
+    #[test]
+    fn a_shared_chunk_is_never_added_to() {
+        let step = |k: u32| Step::Chance(Outcome::Face(k));
+        let steps: Vec<Step> = (0..(CHUNK as u32 + 3)).map(step).collect();
+        let mut a = history(&steps);
+        assert_eq!(a.to_vec(), steps);
+        let kept = a.clone();
+        let mut b = a.clone();
+        for k in 100..(100 + 2 * CHUNK as u32) {
+            a.push(step(k));
+            b.push(step(k + 1000));
+        }
+        assert_eq!(kept.to_vec(), steps, "the clone's steps did not change");
+        assert_eq!(&a.to_vec()[..steps.len()], &steps[..]);
+        assert_eq!(a.to_vec().len(), steps.len() + 2 * CHUNK);
+        let since_a = a.since(&kept).expect("a continues the clone");
+        assert_eq!(since_a, (100..(100 + 2 * CHUNK as u32)).map(step).collect::<Vec<_>>());
+        assert_eq!(b.since(&kept).map(|s| s[0]), Some(step(1100)));
+        assert_eq!(a.since(&b), None);
+        assert_ne!(a, b);
+        // Equal to the same steps built apart, chunked differently.
+        let mut apart = history(&steps[..3]);
+        let _hold = apart.clone(); // the next steps start a new chunk
+        for s in a.to_vec().into_iter().skip(3) {
+            apart.push(s);
+        }
+        assert_eq!(a, apart);
+        assert_eq!(apart.to_vec(), a.to_vec());
+        assert_eq!(kept, history(&steps));
     }
 
     #[test]

@@ -327,7 +327,8 @@ fn at_least_pieces(values: &[i64], min: i64, mut each: impl FnMut(&[i64])) {
 /// The outcomes a continuation receives.
 pub struct Outcomes<'a> {
     outcomes: &'a [Outcome],
-    variant: &'a Variant,
+    /// Every deck's card ids ([`CardTables`]).
+    ids: &'a [Vec<Str>],
 }
 
 impl Outcomes<'_> {
@@ -345,9 +346,7 @@ impl Outcomes<'_> {
         self.outcomes
             .iter()
             .map(|o| match o {
-                Outcome::Card { deck, card } => {
-                    Str::from(self.variant.decks[*deck as usize].cards[*card as usize].id.clone())
-                }
+                Outcome::Card { deck, card } => self.ids[*deck as usize][*card as usize].clone(),
                 Outcome::Face(f) => Str::from(f.to_string()),
             })
             .collect()
@@ -385,6 +384,22 @@ pub struct CardTables {
     decks: RefCell<Vec<Option<std::rc::Rc<dyn std::any::Any>>>>,
     /// The name tables, for names computed at run time (`Rt::action_index`).
     names: std::cell::OnceCell<rulesmith_core::ctx::Names>,
+    /// Every deck's card ids as shared strings, by card index: a card a
+    /// continuation receives, or `card_ids`, is a count added to one of
+    /// these, not a new string (two allocations per card before).
+    ids: std::cell::OnceCell<Vec<Vec<Str>>>,
+}
+
+impl CardTables {
+    fn ids(&self, variant: &Variant) -> &[Vec<Str>] {
+        self.ids.get_or_init(|| {
+            variant
+                .decks
+                .iter()
+                .map(|d| d.cards.iter().map(|c| Str::from(c.id.clone())).collect())
+                .collect()
+        })
+    }
 }
 
 /// One deck's table: its ids sorted for lookup, and the records built so far.
@@ -546,11 +561,7 @@ impl Rt<'_> {
         self.cx.deck_left(deck)
     }
     pub fn card_ids(&self, deck: usize) -> Vec<Str> {
-        self.variant.decks[deck]
-            .cards
-            .iter()
-            .map(|c| Str::from(c.id.clone()))
-            .collect()
+        self.cards.ids(self.variant)[deck].clone()
     }
     /// `card(deck, id)` as the typed record `T` that `build` makes from a
     /// card's data (see [`CardTables`]).
@@ -973,7 +984,7 @@ impl<C: CompiledRules> Compiled<C> {
             Entry::Resume { then, outcomes } => {
                 let o = Outcomes {
                     outcomes,
-                    variant: &self.variant,
+                    ids: self.cards.ids(&self.variant),
                 };
                 r.resume(then, o, this, rt)
             }

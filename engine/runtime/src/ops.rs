@@ -194,10 +194,41 @@ pub fn text(s: String) -> R<Str> {
 
 /// `a + b` where one side is a string.
 pub fn cat(a: &impl Text, b: &impl Text) -> R<Str> {
+    if let (Some(a), Some(b)) = (a.as_string(), b.as_string()) {
+        return join(a, b);
+    }
     let mut s = String::new();
     a.push_text(&mut s);
     b.push_text(&mut s);
     text(s)
+}
+
+/// Two strings joined (`s += "x"` in a script): one allocation, not a
+/// growing `String` then a copy of it into the shared string; none when a
+/// side is empty.
+fn join(a: &Str, b: &Str) -> R<Str> {
+    let (x, y) = (a.as_str(), b.as_str());
+    let n = x.len() + y.len();
+    string_fits(n)?;
+    if y.is_empty() {
+        return Ok(a.clone());
+    }
+    if x.is_empty() {
+        return Ok(b.clone());
+    }
+    let mut buf = [0u8; 64];
+    if n <= buf.len() {
+        buf[..x.len()].copy_from_slice(x.as_bytes());
+        buf[x.len()..n].copy_from_slice(y.as_bytes());
+        // Always valid (two strings end to end); checked all the same.
+        if let Ok(s) = std::str::from_utf8(&buf[..n]) {
+            return Ok(Str::Rc(s.into()));
+        }
+    }
+    let mut s = String::with_capacity(n);
+    s.push_str(x);
+    s.push_str(y);
+    Ok(Str::from(s))
 }
 
 /// `push`: one more item, within the size limit.
@@ -836,6 +867,31 @@ mod tests {
         assert_eq!(e.message, "a map grew past the limit of 2 keys");
         assert!(varith(Op::Add, Value::Str(Str::lit("abcdefgh")), Value::Int(1)).is_err());
         set_data_limits(usize::MAX, usize::MAX, usize::MAX);
+    }
+
+    /// Two strings join without formatting: short, long, one side empty,
+    /// a string inside a dynamic value; the same text as the general path.
+    #[test]
+    fn joining_two_strings_gives_the_text_of_both() {
+        let long = "x".repeat(70);
+        let cases = [
+            ("ab", "cd"),
+            ("", "p"),
+            ("pb", ""),
+            ("", ""),
+            ("é", "ü"),
+            (long.as_str(), "y"),
+        ];
+        for (a, b) in cases {
+            let (sa, sb) = (Str::from(a.to_string()), Str::from(b.to_string()));
+            let joined = cat(&sa, &sb).unwrap();
+            assert_eq!(joined.as_str(), format!("{a}{b}"));
+            let dynamic = cat(&Value::Str(sa.clone()), &sb).unwrap();
+            assert_eq!(dynamic, joined);
+        }
+        // Not both strings: the general path, as before.
+        assert_eq!(cat(&Str::lit("n"), &3i64).unwrap().as_str(), "n3");
+        assert_eq!(cat(&Value::Int(1), &Str::lit("x")).unwrap().as_str(), "1x");
     }
 
     #[test]

@@ -162,6 +162,11 @@ impl Value {
 /// Rhai's `to_string`: the text a value prints as.
 pub trait Text {
     fn push_text(&self, out: &mut String);
+    /// The value itself when it is a string: `cat` joins two strings
+    /// without formatting either.
+    fn as_string(&self) -> Option<&Str> {
+        None
+    }
 }
 
 impl Text for i64 {
@@ -180,6 +185,10 @@ impl Text for bool {
 impl Text for Str {
     fn push_text(&self, out: &mut String) {
         out.push_str(self.as_str());
+    }
+
+    fn as_string(&self) -> Option<&Str> {
+        Some(self)
     }
 }
 
@@ -227,6 +236,13 @@ impl Text for Value {
                 }
                 out.push('}');
             }
+        }
+    }
+
+    fn as_string(&self) -> Option<&Str> {
+        match self {
+            Value::Str(s) => Some(s),
+            _ => None,
         }
     }
 }
