@@ -279,104 +279,67 @@ fn a_large_space_goes_through_ntbea_and_still_lands_near_the_balance() {
 
 #[test]
 fn bad_targets_and_params_are_refused_with_what_was_expected() {
-    for (extra, says) in [
+    // Each case: --param values, the --target, any other flags, and what
+    // the error must say.
+    let cases: [(&[&str], &str, &[&str], &str); 13] = [
+        (&["head_start"], "first_player_advantage", &[], "PATH = V"),
+        (&["head_start"], "turns.average = 3", &[], "one of turns.mean"),
+        (&["head_start"], "turns = 3", &[], "a number, but it is an object"),
         (
-            vec!["--param", "head_start", "--target", "first_player_advantage"],
-            "PATH = V",
-        ),
-        (
-            vec!["--param", "head_start", "--target", "turns.average = 3"],
-            "one of turns.mean",
-        ),
-        (
-            vec!["--param", "head_start", "--target", "turns = 3"],
-            "a number, but it is an object",
-        ),
-        (
-            vec!["--param", "speed", "--target", "draws.rate < 0.1"],
+            &["speed"],
+            "draws.rate < 0.1",
+            &[],
             "a parameter of race: goal, head_start, die",
         ),
         (
-            vec!["--param", "head_start=0..80", "--target", "draws.rate < 0.1"],
+            &["head_start=0..80"],
+            "draws.rate < 0.1",
+            &[],
             "within the declared 0..49",
         ),
+        (&["head_start=x..3"], "draws.rate < 0.1", &[], "whole numbers in LO..HI"),
         (
-            vec!["--param", "head_start=x..3", "--target", "draws.rate < 0.1"],
-            "whole numbers in LO..HI",
-        ),
-        (
-            vec![
-                "--param",
-                "head_start",
-                "--param",
-                "head_start=1..2",
-                "--target",
-                "draws.rate < 0.1",
-            ],
+            &["head_start", "head_start=1..2"],
+            "draws.rate < 0.1",
+            &[],
             "given twice",
         ),
         (
-            vec![
-                "--param",
-                "head_start",
-                "--target",
-                "draws.rate < 0.1",
-                "--budget",
-                "100",
-            ],
+            &["head_start"],
+            "draws.rate < 0.1",
+            &["--budget", "100"],
             "--budget 100: expected at least",
         ),
         (
-            vec![
-                "--param",
-                "head_start",
-                "--param",
-                "die",
-                "--target",
-                "draws.rate < 0.1",
-                "--method",
-                "bisect",
-            ],
+            &["head_start", "die"],
+            "draws.rate < 0.1",
+            &["--method", "bisect"],
             "--method bisect: it needs one parameter, not 2",
         ),
         (
-            vec![
-                "--param",
-                "head_start",
-                "--target",
-                "draws.rate < 0.1",
-                "--shard",
-                "3/2",
-                "--shard-dir",
-                ".",
-            ],
+            &["head_start"],
+            "draws.rate < 0.1",
+            &["--shard", "3/2", "--shard-dir", "."],
             "expected I/N",
         ),
+        (&["head_start"], "draws.rate < 0.1", &["--shard", "1/2"], "--shard-dir"),
         (
-            vec![
-                "--param",
-                "head_start",
-                "--target",
-                "draws.rate < 0.1",
-                "--shard",
-                "1/2",
-            ],
-            "--shard-dir",
-        ),
-        (
-            vec![
-                "--param",
-                "head_start",
-                "--target",
-                "draws.rate < 0.1",
-                "--shard",
-                "1/2",
-                "--shard-dir",
-                "no/such/folder",
-            ],
+            &["head_start"],
+            "draws.rate < 0.1",
+            &["--shard", "1/2", "--shard-dir", "no/such/folder"],
             "--shard-dir no/such/folder: expected an existing folder",
         ),
-    ] {
+        (
+            &["head_start"],
+            "draws.rate < 0.1",
+            &["--method", "sideways"],
+            "--method",
+        ),
+    ];
+    for (params, target, more, says) in cases {
+        let mut extra: Vec<&str> = params.iter().flat_map(|p| ["--param", p]).collect();
+        extra.extend(["--target", target]);
+        extra.extend(more);
         let out = tune(&extra);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{extra:?}: {err}");
