@@ -13,14 +13,15 @@
 //! | `stat(LIT, ..)` | a counter (`[stats]`) |
 //! | `enter_step(LIT)` | a step |
 //! | `add(LIT, ..)`, `add_all(LIT, ..)` | an action |
-//! | `draw(LIT, ..)`, `draw_secret(LIT, ..)`, `card(LIT, ..)`, `reveal(LIT, ..)`, `deck_left(LIT)`, `card_ids(LIT)`, `shuffle_into(LIT, ..)`, `has_deck(LIT)`, `card_hook(LIT, ..)` | a deck |
+//! | `draw(LIT, ..)`, `draw_secret(LIT, ..)`, `card(LIT, ..)`, `reveal(LIT, ..)`, `deck_left(LIT)`, `card_ids(LIT)`, `shuffle_into(LIT, ..)`, `card_hook(LIT, ..)` | a deck |
 //! | `deal(LIT, ..)`, `pile(LIT, ..)`, `pile_size(LIT, ..)`, `move_all(LIT, LIT, ..)`, `move_card(.., LIT, LIT, ..)`, `draw_from(LIT, .., .., LIT)`, `deal(.., .., .., LIT, ..)` | a deck or a pile (the last one a pile) |
 //! | `param(LIT)` | a parameter |
 //! | `words(LIT)` | a `[notation]` enumeration |
 //! | `roll(.., .., LIT)`, `draw(.., [count,] LIT)`, `draw_secret(.., .., [count,] LIT)`, `roll_secret(.., .., .., LIT)`, `deal(.., .., .., [pile,] LIT)` | a rule-script function (the continuation) |
 //!
-//! Card ids (`card(deck, LIT)`) and card hooks (`card_hook(.., .., LIT, ..)`)
-//! are named in the table for the editor, not checked here. Names computed
+//! Card ids (`card(deck, LIT)`), card hooks (`card_hook(.., .., LIT, ..)`)
+//! and `has_deck(LIT)` (a guard, true or false by design) are named in the
+//! table for the editor, not checked here. Names computed
 //! at run time are not checked. A deck name that also appears in a
 //! `has_deck(LIT)` call anywhere in the scripts is exempt: a shared script
 //! may name a deck that only some variants declare, behind
